@@ -1,0 +1,1 @@
+"""pfft benchmarks: ``python -m benchmarks.demo``, ``python -m benchmarks.fftn_table``."""

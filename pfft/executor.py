@@ -1,0 +1,143 @@
+"""Runs a stage chain on one device's block, inside ``shard_map``.
+
+The block keeps a *physical* axis order of its own: every local FFT runs on
+trailing (contiguous) axes, and the reordering each FFT needs is folded into the
+packing and unpacking that an all-to-all needs anyway, so no stage pays for a
+separate transpose. Only the final block is put back into numpy's axis order.
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from .engines import xla as xla_engine
+from .planner import Chain
+from .transports import xla as xla_transport
+from .stages import Exchange, Gather, LocalFFT, Scatter
+
+__all__ = ["run_chain"]
+
+
+class Block:
+    """A local block and the logical axis held at each of its physical positions."""
+
+    def __init__(self, data: jax.Array, order: tuple[int, ...]):
+        self.data = data
+        self.order = tuple(order)
+        self.scale = 1.0            # pending factor, applied inside the next copy
+
+    def _scaled(self):
+        data = self.data
+        if self.scale != 1.0:
+            data = data * jnp.asarray(self.scale, dtype=jnp.finfo(data.dtype).dtype)
+            self.scale = 1.0
+        return data
+
+    def permute(self, order) -> None:
+        """Reorder physically so that ``order`` lists the logical axes."""
+        order = tuple(order)
+        if order == self.order:
+            return
+        perm = tuple(self.order.index(a) for a in order)
+        self.data = jnp.transpose(self._scaled(), perm)
+        self.order = order
+
+    def size(self, axis: int) -> int:
+        return self.data.shape[self.order.index(axis)]
+
+
+def _order_for(order, last) -> tuple[int, ...]:
+    """``order`` with the axes ``last`` moved to the end (their order kept)."""
+    return tuple(a for a in order if a not in last) + tuple(a for a in order if a in last)
+
+
+def _fft(block: Block, axes, inverse: bool, engine) -> None:
+    # a pending scale rides on the reorder if there is one, else stays pending
+    # (FFTs are linear) until the next copy the chain makes anyway
+    block.permute(_order_for(block.order, axes))
+    block.data = engine.fft_trailing(block.data, len(axes), inverse)
+
+
+def _next_fft_axes(stages, i) -> tuple[int, ...]:
+    for stage in stages[i + 1:]:
+        if isinstance(stage, LocalFFT):
+            return stage.axes
+    return ()
+
+
+def _exchange(block: Block, st: Exchange, shape, next_axes, transport) -> None:
+    """All-to-all ``st`` with the packing and unpacking reorders folded in."""
+    p, g, s = st.size, st.gather, st.scatter
+    data = block._scaled()
+    pos_s = block.order.index(s)
+    chunk = -(-shape[s] // p)
+    if chunk * p != data.shape[pos_s]:                       # pad the axis to be split
+        pad = [(0, 0)] * data.ndim
+        pad[pos_s] = (0, chunk * p - data.shape[pos_s])
+        data = jnp.pad(data, pad)
+    # split s into (p, chunk) and put p first, the rest in the order wanted afterwards
+    after = _order_for(block.order, next_axes or (g,))
+    data = data.reshape(data.shape[:pos_s] + (p, chunk) + data.shape[pos_s + 1:])
+    dim = {ax: (i if i < pos_s else i + 1) for i, ax in enumerate(block.order)}
+    data = jnp.transpose(data, (pos_s,) + tuple(dim[a] for a in after))
+    data = transport.all_to_all(data, st.mesh_axis)          # leading axis: source device
+    # unpack: put the source-device axis right before g's block, merge, crop padding
+    pos_g = after.index(g)
+    perm = tuple(range(1, pos_g + 1)) + (0,) + tuple(range(pos_g + 1, len(after) + 1))
+    data = jnp.transpose(data, perm)
+    new_shape = list(data.shape[:pos_g]) + [p * data.shape[pos_g + 1]] + list(data.shape[pos_g + 2:])
+    data = data.reshape(new_shape)
+    if new_shape[pos_g] != shape[g]:
+        data = lax.slice_in_dim(data, 0, shape[g], axis=pos_g)
+    block.data, block.order = data, after
+
+
+def _gather(block: Block, st: Gather, shape, transport) -> None:
+    pos = block.order.index(st.axis)
+    data = transport.all_gather(block._scaled(), st.mesh_axis, pos)
+    if data.shape[pos] != shape[st.axis]:
+        data = lax.slice_in_dim(data, 0, shape[st.axis], axis=pos)
+    block.data = data
+
+
+def _scatter(block: Block, st: Scatter, shape) -> None:
+    pos = block.order.index(st.axis)
+    data = block._scaled()
+    chunk = -(-shape[st.axis] // st.size)
+    if chunk * st.size != data.shape[pos]:
+        pad = [(0, 0)] * data.ndim
+        pad[pos] = (0, chunk * st.size - data.shape[pos])
+        data = jnp.pad(data, pad)
+    start = lax.axis_index(st.mesh_axis) * chunk
+    block.data = lax.dynamic_slice_in_dim(data, start, chunk, axis=pos)
+
+
+def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
+              engine=xla_engine, transport=xla_transport) -> jax.Array:
+    """Apply ``chain`` to the local block ``x`` (numpy axis order in and out).
+
+    ``scale`` multiplies the result; it is applied inside the first copy that the
+    chain makes anyway (a pack, or the final reorder), not as a pass of its own.
+    """
+    shape = chain.in_layout.shape
+    block = Block(x, tuple(range(x.ndim)))
+    total = math.prod(shape[a] for st in chain.stages if isinstance(st, LocalFFT)
+                      for a in st.axes)
+    block.scale = scale / engine.natural_scale(inverse, total)
+    stages = chain.stages
+    for i, st in enumerate(stages):
+        if isinstance(st, LocalFFT):
+            _fft(block, st.axes, inverse, engine)
+        elif isinstance(st, Exchange):
+            _exchange(block, st, shape, _next_fft_axes(stages, i), transport)
+        elif isinstance(st, Gather):
+            _gather(block, st, shape, transport)
+        elif isinstance(st, Scatter):
+            _scatter(block, st, shape)
+        else:  # pragma: no cover
+            raise TypeError(f"unknown stage {st!r}")
+    block.permute(tuple(range(x.ndim)))
+    return block._scaled()

@@ -1,0 +1,133 @@
+"""Device grids: building meshes and reading the grid a mesh describes.
+
+A *grid* is the part of a :class:`jax.sharding.Mesh` that pfft distributes over:
+its axes of size greater than one, at most two of them (one for a slab, two for a
+pencil decomposition). Axes of size one are ignored, so a ``1x4`` mesh is a slab
+over four devices and a ``1x1`` mesh is a single device.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+
+__all__ = ["dims_create", "make_mesh", "grid_axes", "mesh_of"]
+
+DEFAULT_AXIS_NAMES = {1: ("x",), 2: ("x", "y")}
+
+
+def dims_create(n: int, ndims: int = 2) -> tuple[int, ...]:
+    """Split ``n`` devices into ``ndims`` grid sizes, as square as possible.
+
+    Like ``MPI_Dims_create`` but in non-decreasing order, so the last (fastest
+    varying) mesh axis is the larger one.
+
+    Examples
+    --------
+    >>> dims_create(8)
+    (2, 4)
+    >>> dims_create(12)
+    (3, 4)
+    >>> dims_create(7)
+    (1, 7)
+    """
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"dims_create: n must be a positive integer, got {n!r}")
+    if ndims not in (1, 2):
+        raise ValueError(f"dims_create: ndims must be 1 or 2, got {ndims!r}")
+    if ndims == 1:
+        return (int(n),)
+    best = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+    return (best, n // best)
+
+
+def make_mesh(
+    n_or_shape: int | Sequence[int],
+    devices: Sequence[jax.Device] | None = None,
+    *,
+    axis_names: Sequence[str] | None = None,
+    axis_types: str = "explicit",
+) -> Mesh:
+    """Make a 1-D (slab) or 2-D (pencil) device mesh.
+
+    Parameters
+    ----------
+    n_or_shape
+        A device count (``8`` gives a balanced 2-D grid, ``2x4``) or an explicit grid
+        shape: ``(2, 4)`` for a pencil grid, ``(8,)`` for a slab.
+    devices
+        Devices to use, in mesh order; default ``jax.devices()[:n]``.
+    axis_names
+        Mesh axis names; default ``("x", "y")`` or ``("x",)``.
+    axis_types
+        ``"explicit"`` (jax's default since 0.9: shardings are part of array types)
+        or ``"auto"``. pfft works on both.
+
+    Examples
+    --------
+    >>> mesh = make_mesh(4)            # doctest: +SKIP
+    >>> dict(mesh.shape)               # doctest: +SKIP
+    {'x': 2, 'y': 2}
+    """
+    if isinstance(n_or_shape, (int, np.integer)):
+        shape = dims_create(int(n_or_shape), 2)
+    else:
+        shape = tuple(int(s) for s in n_or_shape)
+        if len(shape) not in (1, 2) or any(s < 1 for s in shape):
+            raise ValueError(
+                f"make_mesh: n_or_shape must be a device count or a grid shape of 1 or 2 "
+                f"positive sizes, got {n_or_shape!r}")
+    n = math.prod(shape)
+    if devices is None:
+        available = jax.devices()
+        if n > len(available):
+            raise ValueError(
+                f"make_mesh: a {'x'.join(map(str, shape))} grid needs {n} devices, but only "
+                f"{len(available)} are available ({available[0].platform}). On CPU, set "
+                f"XLA_FLAGS=--xla_force_host_platform_device_count={n} before importing jax.")
+        devices = available[:n]
+    devices = list(devices)
+    if len(devices) != n:
+        raise ValueError(
+            f"make_mesh: grid {shape} needs {n} devices, got {len(devices)} in `devices`")
+    names = tuple(axis_names) if axis_names is not None else DEFAULT_AXIS_NAMES[len(shape)]
+    if len(names) != len(shape):
+        raise ValueError(f"make_mesh: axis_names {names!r} do not match grid shape {shape}")
+    kinds = {"explicit": jax.sharding.AxisType.Explicit, "auto": jax.sharding.AxisType.Auto}
+    if axis_types not in kinds:
+        raise ValueError(f"make_mesh: axis_types must be 'explicit' or 'auto', got {axis_types!r}")
+    return Mesh(np.asarray(devices, dtype=object).reshape(shape), names,
+                axis_types=(kinds[axis_types],) * len(shape))
+
+
+def grid_axes(mesh: Mesh | None) -> tuple[tuple[str, int], ...]:
+    """The mesh axes pfft distributes over: ``(name, size)`` for sizes above one.
+
+    Raises
+    ------
+    ValueError
+        If the mesh has more than two axes of size greater than one.
+    """
+    if mesh is None:
+        return ()
+    axes = tuple((name, int(size)) for name, size in mesh.shape.items() if size > 1)
+    if len(axes) > 2:
+        raise ValueError(
+            f"mesh: pfft distributes over at most two mesh axes (a slab or pencil grid), "
+            f"but this mesh has {len(axes)} axes of size > 1: {dict(mesh.shape)}")
+    return axes
+
+
+def mesh_of(x) -> Mesh | None:
+    """The concrete mesh an array is sharded on, or ``None`` if it has none.
+
+    Works for concrete ``jax.Array`` values with a :class:`NamedSharding`. Inside
+    ``jit`` a tracer carries no concrete mesh; pass ``mesh=`` there.
+    """
+    sharding = getattr(x, "sharding", None)
+    if isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, Mesh):
+        return sharding.mesh
+    return None

@@ -1,0 +1,75 @@
+"""The stages a plan chains: local FFTs and data movements between layouts.
+
+Each stage is a small immutable value that knows its inverse (the stage that undoes
+its data movement) and prints as one line of the plan.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LocalFFT", "Exchange", "Gather", "Scatter", "Stage"]
+
+
+@dataclass(frozen=True)
+class LocalFFT:
+    """FFT over array axes that are whole on every device."""
+
+    axes: tuple[int, ...]
+
+    def inverse(self) -> "LocalFFT":
+        return self
+
+    def __str__(self) -> str:
+        what = f"axis {self.axes[0]}" if len(self.axes) == 1 else f"axes {self.axes}"
+        return f"fft {what} (local)"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """All-to-all over one mesh axis: ``gather`` becomes whole, ``scatter`` split."""
+
+    mesh_axis: str
+    size: int
+    gather: int
+    scatter: int
+
+    def inverse(self) -> "Exchange":
+        return Exchange(self.mesh_axis, self.size, gather=self.scatter, scatter=self.gather)
+
+    def __str__(self) -> str:
+        return (f"all_to_all over {self.mesh_axis!r} ({self.size}): axis {self.gather} "
+                f"becomes local, axis {self.scatter} split")
+
+
+@dataclass(frozen=True)
+class Gather:
+    """All-gather one unevenly split axis so the result can be held by JAX."""
+
+    mesh_axis: str
+    size: int
+    axis: int
+
+    def inverse(self) -> "Scatter":
+        return Scatter(self.mesh_axis, self.size, self.axis)
+
+    def __str__(self) -> str:
+        return (f"all_gather over {self.mesh_axis!r} ({self.size}): axis {self.axis} "
+                f"becomes local (its size does not divide the grid)")
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """Keep this device's block of a replicated axis (no communication)."""
+
+    mesh_axis: str
+    size: int
+    axis: int
+
+    def inverse(self) -> Gather:
+        return Gather(self.mesh_axis, self.size, self.axis)
+
+    def __str__(self) -> str:
+        return f"split axis {self.axis} over {self.mesh_axis!r} ({self.size}) (local slice)"
+
+
+Stage = LocalFFT | Exchange | Gather | Scatter

@@ -1,0 +1,1 @@
+"""Transports: how blocks move between devices (XLA collectives; MPI later)."""

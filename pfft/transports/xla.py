@@ -1,0 +1,36 @@
+"""The XLA transport: ``jax.lax`` collectives inside ``shard_map``.
+
+XLA lowers them to NCCL on GPUs, to in-process copies between the devices of one
+CPU process, and to gloo (or MPI) between processes.
+"""
+from __future__ import annotations
+
+import jax
+from jax import lax
+
+__all__ = ["all_to_all", "all_gather", "GATHER_IS_INVARIANT"]
+
+# An all-gather whose result is typed as equal on every device of the mesh axis, so
+# shard_map can check that a gathered output is replicated. Public in newer JAX.
+_all_gather_invariant = getattr(lax, "all_gather_invariant", None)
+if _all_gather_invariant is None:
+    try:
+        from jax._src.lax.parallel import all_gather_invariant as _all_gather_invariant
+    except ImportError:  # pragma: no cover
+        _all_gather_invariant = None
+GATHER_IS_INVARIANT = _all_gather_invariant is not None
+
+
+def all_to_all(x: jax.Array, mesh_axis: str) -> jax.Array:
+    """Send ``x[j]`` to device ``j`` of ``mesh_axis``; ``out[j]`` comes from device ``j``.
+
+    The leading axis of ``x`` has the mesh axis's size; every chunk is contiguous.
+    """
+    return lax.all_to_all(x, mesh_axis, 0, 0, tiled=False)
+
+
+def all_gather(x: jax.Array, mesh_axis: str, axis: int) -> jax.Array:
+    """Concatenate the blocks of ``mesh_axis`` along array axis ``axis``."""
+    if GATHER_IS_INVARIANT:
+        return _all_gather_invariant(x, mesh_axis, axis=axis, tiled=True)
+    return lax.all_gather(x, mesh_axis, axis=axis, tiled=True)

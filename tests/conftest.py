@@ -1,0 +1,45 @@
+"""Test set-up: 8 simulated CPU devices and float64, before JAX starts its backend."""
+import os
+
+os.environ.setdefault("XLA_FLAGS", "")
+if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:
+    os.environ["XLA_FLAGS"] += " --xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("pfft", deadline=None, print_blob=True, derandomize=True)
+settings.load_profile("pfft")
+
+# every 1-D and 2-D grid of 1, 2, 4 and 8 devices (slab and pencil)
+GRIDS = [(1,), (2,), (4,), (8,), (1, 1), (1, 2), (2, 1), (1, 4), (4, 1), (2, 2),
+         (1, 8), (8, 1), (2, 4), (4, 2)]
+
+TOL = {np.complex64: 1e-6, np.complex128: 1e-12}
+
+
+def rel_err(got, want) -> float:
+    got = np.asarray(got, dtype=np.complex128)
+    want = np.asarray(want, dtype=np.complex128)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = np.linalg.norm(want)
+    return float(np.linalg.norm(got - want) / (scale if scale else 1.0))
+
+
+def random_array(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    x = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+@pytest.fixture(scope="session")
+def devices():
+    assert len(jax.devices()) >= 8, "tests need 8 simulated CPU devices"
+    return jax.devices()

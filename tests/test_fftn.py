@@ -1,0 +1,219 @@
+"""fftn/ifftn against numpy.fft in float64, on every 1-D and 2-D grid of 1-8 devices."""
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import pfft
+from conftest import GRIDS, TOL, random_array, rel_err
+
+DTYPES = [np.complex64, np.complex128]
+NORMS = ["backward", "ortho", "forward"]
+
+
+@st.composite
+def problems(draw):
+    """A shape (batch axes in front), the axes and ``s`` to transform, grid, dtype, norm."""
+    core = draw(st.lists(st.integers(1, 40), min_size=3, max_size=3))
+    batch = draw(st.lists(st.integers(1, 3), min_size=0, max_size=1))
+    shape = tuple(batch + core)
+    nd = len(shape)
+    axes = draw(st.sampled_from([None, (-3, -2, -1), (nd - 1, nd - 3, nd - 2), (-2, -1), (-3,)]))
+    n_axes = 3 if axes is None else len(axes)
+    s = None
+    if draw(st.booleans()) and draw(st.booleans()):
+        s = tuple(draw(st.integers(1, 24)) for _ in range(n_axes))
+    return dict(shape=shape, axes=axes, s=s, grid=draw(st.sampled_from(GRIDS)),
+                dtype=draw(st.sampled_from(DTYPES)), norm=draw(st.sampled_from(NORMS)),
+                seed=draw(st.integers(0, 2**16)))
+
+
+def _numpy_axes(axes, s, ndim):
+    if axes is not None:
+        return axes
+    return tuple(range(ndim - (3 if s is None else len(s)), ndim))
+
+
+@settings(max_examples=70)
+@given(problems())
+def test_fftn_and_ifftn_match_numpy(p):
+    rng = np.random.default_rng(p["seed"])
+    x = random_array(rng, p["shape"], p["dtype"])
+    mesh = pfft.make_mesh(p["grid"])
+    axes = _numpy_axes(p["axes"], p["s"], x.ndim)
+    xs = pfft.device_put(x, mesh, axes=axes)
+    k = pfft.fftn(xs, s=p["s"], axes=p["axes"], norm=p["norm"])
+    want = np.fft.fftn(x.astype(np.complex128), s=p["s"], axes=axes, norm=p["norm"])
+    assert k.dtype == p["dtype"]
+    assert rel_err(k, want) <= TOL[p["dtype"]]
+    back = pfft.ifftn(k, s=p["s"], axes=p["axes"], norm=p["norm"])
+    want_back = np.fft.ifftn(want, s=p["s"], axes=axes, norm=p["norm"])
+    assert rel_err(back, want_back) <= TOL[p["dtype"]]
+
+
+@pytest.mark.parametrize("grid", [(2, 4), (8,), (2, 2)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_returns_to_the_input_sharding(grid, dtype):
+    mesh = pfft.make_mesh(grid)
+    x = random_array(np.random.default_rng(0), (16, 24, 8), dtype)
+    xs = pfft.device_put(x, mesh)
+    k = pfft.fftn(xs)
+    y = pfft.ifftn(k)
+    assert y.sharding.is_equivalent_to(xs.sharding, 3)
+    assert rel_err(y, x) <= TOL[dtype]
+
+
+def test_issue_example_on_a_2x4_grid():
+    mesh = pfft.make_mesh(8)
+    x = pfft.device_put(np.random.default_rng(1).random((128, 96, 64)) + 0j, mesh)
+    k = pfft.fftn(x)
+    assert k.shape == (128, 96, 64)
+    assert rel_err(k, np.fft.fftn(np.asarray(x))) <= 1e-12
+    plan = pfft.plan(x.shape, x.dtype, mesh)
+    assert plan is pfft.plan(x.shape, x.dtype, mesh)
+    assert k.sharding.is_equivalent_to(plan.out_sharding, 3)
+    assert x.sharding.is_equivalent_to(plan.in_sharding, 3)
+    k2 = jax.jit(plan.forward)(x)
+    assert rel_err(k2, k) <= 1e-14
+    assert rel_err(plan.backward(k2), x) <= 1e-12
+    text = repr(plan)
+    assert text.count("all_to_all") == 2 and "fft axis 2" in text
+
+
+@pytest.mark.parametrize("kind", ["numpy", "single device", "replicated", "x-pencil",
+                                  "list"])
+def test_inputs_of_every_kind(kind):
+    mesh = pfft.make_mesh((2, 2))
+    x = random_array(np.random.default_rng(2), (8, 12, 10), np.complex128)
+    if kind == "single device":
+        arg = jax.device_put(x, jax.devices()[3])
+    elif kind == "replicated":
+        arg = jax.device_put(x, NamedSharding(mesh, P()))
+    elif kind == "x-pencil":
+        arg = jax.device_put(x, NamedSharding(mesh, P(None, "x", "y")))
+    elif kind == "list":
+        arg = x.tolist()
+    else:
+        arg = x
+    k = pfft.fftn(arg, mesh=mesh)
+    assert rel_err(k, np.fft.fftn(x)) <= 1e-12
+    if kind == "x-pencil":           # already whole along axis 0: starts there
+        plan = pfft.plan(x.shape, x.dtype, mesh, in_sharding=P(None, "x", "y"))
+        assert str(plan.chain.stages[0]) == "fft axis 0 (local)"
+        assert k.sharding.spec == P("x", "y", None)
+
+
+def test_mesh_is_taken_from_the_input_sharding():
+    mesh = pfft.make_mesh((4, 2), axis_names=("rows", "cols"))
+    x = pfft.device_put(random_array(np.random.default_rng(3), (8, 8, 6), np.complex64), mesh)
+    k = pfft.fftn(x)
+    assert k.sharding.mesh == mesh and set(k.sharding.spec) - {None} == {"rows", "cols"}
+
+
+def test_single_device_without_mesh_is_a_plain_fft():
+    x = random_array(np.random.default_rng(4), (5, 6, 7), np.complex128)
+    k = pfft.fftn(jax.device_put(x, jax.devices()[2]))
+    assert rel_err(k, np.fft.fftn(x)) <= 1e-12
+    assert k.devices() == {jax.devices()[2]}
+
+
+@pytest.mark.parametrize("axis_types", ["explicit", "auto"])
+def test_inside_jit_on_both_kinds_of_mesh(axis_types):
+    mesh = pfft.make_mesh((2, 4), axis_types=axis_types)
+    x = random_array(np.random.default_rng(5), (16, 8, 12), np.complex128)
+    xs = pfft.device_put(x, mesh)
+
+    @jax.jit
+    def f(a):
+        return pfft.ifftn(pfft.fftn(a, mesh=mesh) * 2.0, mesh=mesh)
+
+    assert rel_err(f(xs), 2 * x) <= 1e-12
+    g = jax.jit(lambda a: pfft.fftn(a, mesh=mesh))(xs)
+    assert rel_err(g, np.fft.fftn(x)) <= 1e-12
+
+
+def test_out_sharding_is_honoured():
+    mesh = pfft.make_mesh((2, 4))
+    x = random_array(np.random.default_rng(6), (8, 8, 8), np.complex64)
+    want = NamedSharding(mesh, P("y", None, "x"))
+    k = pfft.fftn(pfft.device_put(x, mesh), out_sharding=want)
+    assert k.sharding.is_equivalent_to(want, 3)
+    assert rel_err(k, np.fft.fftn(x.astype(np.complex128))) <= 1e-6
+    k2 = pfft.fftn(x, mesh=mesh, out_sharding=P())
+    assert k2.sharding.is_fully_replicated
+
+
+@pytest.mark.parametrize("dtype, want", [(np.float32, np.complex64), (np.float64, np.complex128),
+                                         (np.int32, np.complex128), (np.bool_, np.complex128),
+                                         (np.float16, np.complex64)])
+def test_real_input_is_promoted_as_numpy_does(dtype, want):
+    x = (np.random.default_rng(7).standard_normal((6, 4, 5)) * 10).astype(dtype)
+    k = pfft.fftn(x, mesh=pfft.make_mesh((2,)))
+    assert k.dtype == want
+    assert rel_err(k, np.fft.fftn(x.astype(np.float64))) <= TOL[want]
+
+
+def test_plan_cache_and_no_retrace_in_a_loop():
+    mesh = pfft.make_mesh((2, 2))
+    x = pfft.device_put(random_array(np.random.default_rng(8), (8, 8, 8), np.complex64), mesh)
+    x = pfft.ifftn(pfft.fftn(x))                 # first step plans and traces
+    fwd = pfft.plan(x.shape, x.dtype, mesh)
+    inv = pfft.plan(x.shape, x.dtype, mesh, in_sharding=fwd.out_sharding)
+    before = pfft.plan_cache_info()["misses"]
+    traces = fwd.trace_count, inv.trace_count
+    assert traces == (1, 1)
+    for _ in range(5):
+        x = pfft.ifftn(pfft.fftn(x))
+    assert pfft.plan_cache_info()["misses"] == before   # no new plans
+    assert (fwd.trace_count, inv.trace_count) == traces  # and no retrace
+    step = jax.jit(lambda a: fwd.backward(fwd.forward(a)))
+    for _ in range(3):
+        x = step(x)
+    assert fwd.trace_count == 2     # forward reused from its jit cache, backward traced once
+
+
+def test_plan_is_cached_by_its_arguments():
+    mesh = pfft.make_mesh((2, 2))
+    a = pfft.plan((8, 8, 8), np.complex64, mesh)
+    assert pfft.plan((8, 8, 8), "complex64", mesh) is a
+    assert pfft.plan((8, 8, 8), np.complex64, mesh, norm="ortho") is not a
+    assert pfft.plan((8, 8, 8), np.complex128, mesh) is not a
+    assert pfft.plan((8, 8, 8), np.complex64, mesh, in_sharding=P(None, "x", "y")) is not a
+
+
+def _hlo(fn, x):
+    return jax.jit(fn).lower(x).compile().as_text()
+
+
+@pytest.mark.parametrize("grid, exchanges", [((2, 4), 2), ((2, 2), 2), ((8,), 1), ((1, 4), 1)])
+def test_compiled_plan_has_the_planned_all_to_alls_and_no_all_gather(grid, exchanges):
+    mesh = pfft.make_mesh(grid)
+    x = pfft.device_put(np.zeros((32, 16, 24), np.complex64), mesh)
+    plan = pfft.plan(x.shape, x.dtype, mesh)
+    for fn in (plan.forward, plan.backward):
+        arg = x if fn is plan.forward else pfft.fftn(x)
+        hlo = _hlo(fn, arg)
+        assert len(re.findall(r"\ball-to-all(-start)?\(", hlo)) == exchanges, hlo
+        assert "all-gather" not in hlo and "collective-permute" not in hlo
+
+
+def test_uneven_sizes_are_padded_inside_and_never_shown():
+    mesh = pfft.make_mesh((2, 4))
+    x = random_array(np.random.default_rng(9), (6, 12, 7), np.complex128)
+    k = pfft.fftn(pfft.device_put(x, mesh))
+    assert k.shape == (6, 12, 7)
+    assert all(s.data.shape[2] == 7 or k.sharding.spec[2] is not None
+               for s in k.addressable_shards)
+    assert rel_err(k, np.fft.fftn(x)) <= 1e-12
+    assert rel_err(pfft.ifftn(k), x) <= 1e-12
+
+
+def test_plan_rejects_an_array_of_another_shape():
+    mesh = pfft.make_mesh((2, 2))
+    plan = pfft.plan((8, 8, 8), np.complex64, mesh)
+    with pytest.raises(ValueError, match="shape"):
+        plan.forward(jnp.zeros((8, 8, 4), jnp.complex64))

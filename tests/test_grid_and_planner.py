@@ -1,0 +1,111 @@
+"""Grids, layouts and the planner's stage chains (no transforms run here)."""
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import pfft
+from pfft.layout import Layout, default_layout, layout_from_spec
+from pfft.planner import build_chain
+from pfft.stages import Exchange, Gather, LocalFFT
+from jax.sharding import PartitionSpec as P
+
+from conftest import GRIDS
+
+
+@pytest.mark.parametrize("n, dims", [(1, (1, 1)), (2, (1, 2)), (4, (2, 2)), (6, (2, 3)),
+                                     (7, (1, 7)), (8, (2, 4)), (12, (3, 4)), (16, (4, 4))])
+def test_dims_create_is_balanced(n, dims):
+    assert pfft.dims_create(n) == dims
+    assert pfft.dims_create(n, 1) == (n,)
+
+
+def test_make_mesh_shapes(devices):
+    assert dict(pfft.make_mesh(8).shape) == {"x": 2, "y": 4}
+    assert dict(pfft.make_mesh((4, 2)).shape) == {"x": 4, "y": 2}
+    assert dict(pfft.make_mesh((8,)).shape) == {"x": 8}
+    mesh = pfft.make_mesh((2, 2), devices[4:], axis_names=("a", "b"), axis_types="auto")
+    assert list(mesh.devices.flat) == devices[4:]
+    assert mesh.axis_names == ("a", "b")
+
+
+@pytest.mark.parametrize("bad", [0, -2, (2, 2, 2), (0, 2), (16,)])
+def test_make_mesh_rejects_bad_grids(bad):
+    with pytest.raises(ValueError, match="make_mesh"):
+        pfft.make_mesh(bad)
+
+
+def test_mesh_with_three_axes_is_rejected(devices):
+    mesh = jax.make_mesh((2, 2, 2), ("a", "b", "c"))
+    with pytest.raises(ValueError, match="at most two mesh axes"):
+        pfft.fftn(np.ones((4, 4, 4)), mesh=mesh)
+
+
+def _chain(shape, grid, axes=(0, 1, 2), spec=None):
+    names = ("x", "y")[:len(grid)]
+    grid = tuple((n, s) for n, s in zip(names, grid) if s > 1)
+    lay = default_layout(shape, axes, grid) if spec is None else layout_from_spec(shape, spec, grid)
+    return build_chain(lay, axes)
+
+
+def test_pencil_chain_is_three_ffts_and_two_all_to_alls():
+    chain = _chain((16, 16, 16), (2, 4))
+    kinds = [type(s) for s in chain.stages]
+    assert kinds == [LocalFFT, Exchange, LocalFFT, Exchange, LocalFFT]
+    assert chain.in_layout.spec == P("x", "y", None)
+    assert chain.out_layout.spec == P(None, "x", "y")
+
+
+def test_slab_chain_has_one_all_to_all():
+    chain = _chain((16, 16, 16), (8,))
+    assert [type(s) for s in chain.stages] == [LocalFFT, Exchange, LocalFFT]
+    assert chain.stages[0].axes == (1, 2)
+    assert chain.out_layout.spec == P(None, "x", None)
+
+
+def test_single_device_chain_is_one_local_fft():
+    chain = _chain((5, 6, 7), (1, 1))
+    assert chain.stages == (LocalFFT((0, 1, 2)),)
+
+
+def test_input_in_another_pencil_starts_with_its_local_axis():
+    chain = _chain((16, 16, 16), (2, 2), spec=P(None, "x", "y"))     # X-pencil
+    assert chain.stages[0] == LocalFFT((0,))
+    assert chain.exchanges == 2
+    assert chain.out_layout.spec == P("x", "y", None)
+
+
+def test_inverse_plan_from_forward_output_returns_to_the_input_layout():
+    fwd = _chain((16, 24, 8), (2, 4))
+    inv = build_chain(fwd.out_layout, (0, 1, 2))
+    assert inv.out_layout == fwd.in_layout
+
+
+@given(shape=st.tuples(*[st.integers(1, 40)] * 3), grid=st.sampled_from(GRIDS),
+       axes=st.sampled_from([(0, 1, 2), (2, 1, 0), (1, 2), (0,), (0, 2)]))
+def test_chains_transform_each_axis_once_and_end_even(shape, grid, axes):
+    chain = _chain(shape, grid, axes)
+    transformed = [a for s in chain.stages if isinstance(s, LocalFFT) for a in s.axes]
+    assert sorted(transformed) == sorted(axes)
+    assert chain.in_layout.is_even() and chain.out_layout.is_even()
+    assert chain.exchanges <= len(grid)
+    assert chain.reversed().reversed() == chain
+    # the layouts walked by the chain are consistent: every fft sees a whole axis
+    lay = chain.in_layout
+    for s in chain.stages:
+        if isinstance(s, LocalFFT):
+            assert all(lay.split[a] is None for a in s.axes)
+        elif isinstance(s, Exchange):
+            assert lay.split[s.gather] == s.mesh_axis and lay.split[s.scatter] is None
+            lay = lay.with_split(s.gather, None).with_split(s.scatter, s.mesh_axis)
+        elif isinstance(s, Gather):
+            lay = lay.with_split(s.axis, None)
+    assert lay == chain.out_layout
+
+
+def test_layout_describes_itself():
+    lay = Layout((8, 6, 5), ("x", "y", None), (("x", 2), ("y", 3)))
+    assert lay.local_shape == (4, 2, 5)
+    assert "pencil local in axis 2" in str(lay)
+    assert layout_from_spec((8, 6, 5), P("x", ("y",)), lay.grid) == lay
+    assert layout_from_spec((7, 6, 5), P("x", "y"), lay.grid) is None    # uneven
