@@ -35,7 +35,8 @@ test: $(VENV)/.mpi
 	$(BIN)/python -m pytest -q tests
 
 bench: $(VENV)/.core
-	$(BIN)/python -m benchmarks.fftn_table
+	$(BIN)/pip install -q -e ".[test,bench]"
+	$(BIN)/python -m benchmarks.fftn_table --plot
 
 clean:
 	rm -rf $(VENV) build *.egg-info

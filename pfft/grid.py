@@ -73,6 +73,8 @@ def make_mesh(
     {'x': 2, 'y': 2}
     """
     if isinstance(n_or_shape, (int, np.integer)):
+        if n_or_shape < 1:
+            raise ValueError(f"make_mesh: the device count must be positive, got {n_or_shape!r}")
         shape = dims_create(int(n_or_shape), 2)
     else:
         shape = tuple(int(s) for s in n_or_shape)
