@@ -127,7 +127,7 @@ def _resize(x, s, axes, mesh):
     return x
 
 
-def _plan_for(x, axes, norm, mesh, where: str) -> Plan:
+def _plan_for(x, axes, norm, mesh) -> Plan:
     grid = grid_axes(mesh)
     layout = None
     if mesh is not None and grid:
@@ -156,7 +156,7 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
         raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
     grid_axes(mesh)                                      # at most two distributed axes
     x = _resize(x, s, axes, mesh)
-    plan = _plan_for(x, axes, norm, mesh, where)
+    plan = _plan_for(x, axes, norm, mesh)
     y = plan._inverse_from_input(x) if inverse else plan.forward(x)
     if out_sharding is not None:
         if not isinstance(out_sharding, NamedSharding):

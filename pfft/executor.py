@@ -45,9 +45,6 @@ class Block:
         self.data = jnp.transpose(self._scaled(), perm)
         self.order = order
 
-    def size(self, axis: int) -> int:
-        return self.data.shape[self.order.index(axis)]
-
 
 def _order_for(order, last) -> tuple[int, ...]:
     """``order`` with the axes ``last`` moved to the end (their order kept)."""
@@ -59,6 +56,15 @@ def _fft(block: Block, axes, inverse: bool, engine) -> None:
     # (FFTs are linear) until the next copy the chain makes anyway
     block.permute(_order_for(block.order, axes))
     block.data = engine.fft_trailing(block.data, len(axes), inverse)
+
+
+def _pad_axis(data: jax.Array, pos: int, length: int) -> jax.Array:
+    """Zero-pad physical axis ``pos`` of ``data`` at its end to ``length``."""
+    if data.shape[pos] == length:
+        return data
+    pad = [(0, 0)] * data.ndim
+    pad[pos] = (0, length - data.shape[pos])
+    return jnp.pad(data, pad)
 
 
 def _next_fft_axes(stages, i) -> tuple[int, ...]:
@@ -74,10 +80,7 @@ def _exchange(block: Block, st: Exchange, shape, next_axes, transport) -> None:
     data = block._scaled()
     pos_s = block.order.index(s)
     chunk = -(-shape[s] // p)
-    if chunk * p != data.shape[pos_s]:                       # pad the axis to be split
-        pad = [(0, 0)] * data.ndim
-        pad[pos_s] = (0, chunk * p - data.shape[pos_s])
-        data = jnp.pad(data, pad)
+    data = _pad_axis(data, pos_s, chunk * p)                 # pad the axis to be split
     # split s into (p, chunk) and put p first, the rest in the order wanted afterwards
     after = _order_for(block.order, next_axes or (g,))
     data = data.reshape(data.shape[:pos_s] + (p, chunk) + data.shape[pos_s + 1:])
@@ -107,10 +110,7 @@ def _scatter(block: Block, st: Scatter, shape) -> None:
     pos = block.order.index(st.axis)
     data = block._scaled()
     chunk = -(-shape[st.axis] // st.size)
-    if chunk * st.size != data.shape[pos]:
-        pad = [(0, 0)] * data.ndim
-        pad[pos] = (0, chunk * st.size - data.shape[pos])
-        data = jnp.pad(data, pad)
+    data = _pad_axis(data, pos, chunk * st.size)
     start = lax.axis_index(st.mesh_axis) * chunk
     block.data = lax.dynamic_slice_in_dim(data, start, chunk, axis=pos)
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import NamedSharding
 
 from .executor import run_chain
 from .grid import grid_axes
@@ -70,7 +70,8 @@ class Plan:
         self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
         self.out_sharding = None if mesh is None else self.chain.out_layout.sharding(mesh)
         self.trace_count = 0                      # how often a function was traced
-        self._compiled: dict[tuple[bool, bool], Callable] = {}
+        # (reverse, inverse) -> (chain it runs, jitted function): built once per plan
+        self._compiled: dict[tuple[bool, bool], tuple[Chain, Callable]] = {}
 
     # -- execution -------------------------------------------------------------------
     def forward(self, x):
@@ -87,13 +88,14 @@ class Plan:
         return self._call(x, reverse=False, inverse=True)
 
     def _call(self, x, *, reverse: bool, inverse: bool):
-        chain = self.chain.reversed() if reverse else self.chain
         key = (reverse, inverse)
         if key not in self._compiled:
-            self._compiled[key] = jax.jit(self._build(chain, inverse))
+            chain = self.chain.reversed() if reverse else self.chain
+            self._compiled[key] = (chain, jax.jit(self._build(chain, inverse)))
+        chain, fn = self._compiled[key]
         if self.mesh is not None and not is_tracer(x):
             x = place(x, chain.in_layout.sharding(self.mesh))
-        return self._compiled[key](x)
+        return fn(x)
 
     def _build(self, chain: Chain, inverse: bool) -> Callable:
         scale = norm_scale(self.norm, inverse, self.size)
