@@ -5,12 +5,12 @@
 >>> x = pfft.device_put(np.random.rand(64, 64, 64) + 0j, mesh)  # doctest: +SKIP
 >>> k = pfft.fftn(x)                                           # doctest: +SKIP
 """
-from .api import device_put, fftn, ifftn
+from .api import device_put, fftn, ifftn, irfftn, rfftn
 from .grid import dims_create, make_mesh
 from .layout import Layout
 from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
 
 __version__ = "0.1.0"
 
-__all__ = ["fftn", "ifftn", "device_put", "make_mesh", "dims_create", "plan", "Plan",
+__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put", "make_mesh", "dims_create", "plan", "Plan",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache"]

@@ -1,4 +1,5 @@
-"""numpy-compatible transforms on sharded arrays: ``fftn``, ``ifftn``, ``device_put``.
+"""numpy-compatible transforms on sharded arrays: ``fftn``, ``ifftn``, ``rfftn``,
+``irfftn``, ``device_put``.
 
 Each function is a thin wrapper: check the arguments with numpy's meaning, fetch the
 cached plan for the input's shape, dtype, mesh and layout, and run it.
@@ -13,12 +14,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from .autodiff import Variant
 from .grid import grid_axes
-from .layout import default_layout, layout_from_spec
+from .layout import Layout, default_layout, layout_from_spec
 from .plan import NORMS, Plan, get_plan
 from .sharding import is_tracer, mesh_of, place, spec_of
 
-__all__ = ["fftn", "ifftn", "device_put", "complex_dtype", "normalize_axes", "check_norm"]
+__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put", "complex_dtype", "normalize_axes", "check_norm"]
 
 
 def check_norm(norm, where: str) -> str:
@@ -127,20 +129,24 @@ def _resize(x, s, axes, mesh):
     return x
 
 
-def _plan_for(x, axes, norm, mesh) -> Plan:
+def _layout_of(x, mesh, *, even: bool = True) -> Layout | None:
+    """The layout ``x`` is in on ``mesh``, if pfft can start from it."""
     grid = grid_axes(mesh)
-    layout = None
-    if mesh is not None and grid:
-        spec = spec_of(x)
-        x_mesh = mesh_of(x)
-        if spec is not None and x_mesh is not None and x_mesh.shape == mesh.shape:
-            layout = layout_from_spec(x.shape, spec, grid)
-    if layout is None:
-        layout = default_layout(x.shape, axes, grid)
-    return get_plan(x.shape, complex_dtype(x.dtype), mesh, axes, norm, layout)
+    if mesh is None or not grid:
+        return None
+    spec, x_mesh = spec_of(x), mesh_of(x)
+    if spec is None or x_mesh is None or x_mesh.shape != mesh.shape:
+        return None
+    return layout_from_spec(x.shape, spec, grid) if even else None
 
 
-def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
+def _plan_for(x, axes, norm, mesh, kind: str = "c2c") -> Plan:
+    layout = _layout_of(x, mesh) or default_layout(x.shape, axes, grid_axes(mesh))
+    return get_plan(x.shape, complex_dtype(x.dtype), mesh, axes, norm, layout, kind=kind)
+
+
+def _prepare(x, s, axes, norm, mesh, where: str):
+    """Check the arguments as numpy does; the array, ``s``, ``axes``, norm and mesh."""
     x = _as_array(x)
     norm = check_norm(norm, where)
     if x.ndim == 0:
@@ -148,16 +154,17 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
     if axes is None and s is not None and len(s) > x.ndim:
         raise ValueError(f"{where}: s has {len(s)} entries but the array has {x.ndim} axes")
     axes = normalize_axes(axes, x.ndim, where, s)
-    s = _normalize_s(s, axes, x.shape, where)
+    s = _normalize_s(s, axes, x.shape, where) if s is not None else None
     complex_dtype(x.dtype)                               # reject bad dtypes early
     if mesh is None:
         mesh = mesh_of(x)
     elif not isinstance(mesh, (Mesh, jax.sharding.AbstractMesh)):
         raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
     grid_axes(mesh)                                      # at most two distributed axes
-    x = _resize(x, s, axes, mesh)
-    plan = _plan_for(x, axes, norm, mesh)
-    y = plan._inverse_from_input(x) if inverse else plan.forward(x)
+    return x, s, axes, norm, mesh
+
+
+def _place_out(y, out_sharding, mesh, where: str):
     if out_sharding is not None:
         if not isinstance(out_sharding, NamedSharding):
             if mesh is None:
@@ -168,6 +175,14 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
                              f"other than the input's {dict(mesh.shape)}")
         y = place(y, out_sharding)
     return y
+
+
+def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
+    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
+    x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
+    plan = _plan_for(x, axes, norm, mesh)
+    y = plan._call(x, Variant(reverse=False, inverse=True)) if inverse else plan.forward(x)
+    return _place_out(y, out_sharding, mesh, where)
 
 
 def fftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -212,6 +227,113 @@ def ifftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     sharding.
     """
     return _transform(x, s, axes, norm, mesh, out_sharding, True, "ifftn")
+
+
+def rfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: str | None = "backward", *, mesh: Mesh | None = None,
+          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """N-dimensional FFT of a real (possibly sharded) array, with numpy's results.
+
+    The last of ``axes`` is halved to ``n//2 + 1`` points. The result has numpy's
+    shape and is evenly sharded: on a pencil grid the plan ends with the halved axis
+    whole (three all-to-alls on half the data), on a slab with one. For speed over
+    numpy's layout see ``pfft.plan(..., kind="r2c", spectrum="padded")``.
+
+    Parameters
+    ----------
+    x
+        Real array (numpy, single-device or sharded ``jax.Array``).
+    s, axes, norm, mesh, out_sharding
+        As in :func:`fftn`.
+
+    Returns
+    -------
+    jax.Array
+        complex64 for float32 (and smaller) input, complex128 for float64.
+    """
+    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, "rfftn")
+    if np.issubdtype(x.dtype, np.complexfloating):
+        raise TypeError(f"rfftn: x must be real, got dtype {x.dtype} (use fftn for "
+                        f"complex input)")
+    x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
+    plan = _plan_for(x, axes, norm, mesh, kind="r2c")
+    return _place_out(plan.forward(x), out_sharding, mesh, "rfftn")
+
+
+def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+           norm: str | None = "backward", *, mesh: Mesh | None = None,
+           out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """Inverse of :func:`rfftn`, with numpy's results.
+
+    ``s`` gives the output lengths (default: the input's, with ``2 * (m - 1)`` on
+    the last axis); the input is cropped or zero-padded to ``s`` on all but the
+    last axis and to ``s[-1] // 2 + 1`` on the last, as numpy does. Applied to the
+    output of :func:`rfftn` it comes back in the real input's sharding; it also
+    takes the padded spectrum of a ``spectrum="padded"`` plan.
+
+    Returns
+    -------
+    jax.Array
+        float32 for complex64 input, float64 for complex128.
+    """
+    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, "irfftn")
+    last = axes[-1]
+    if s is None:
+        s = tuple(x.shape[a] for a in axes[:-1]) + (2 * (x.shape[last] - 1),)
+    if s[-1] < 1:
+        raise ValueError(f"irfftn: invalid number of output points {s[-1]} along axis "
+                         f"{last} (the input has {x.shape[last]}); pass s")
+    real_shape = list(x.shape)
+    for a, n in zip(axes, s):
+        real_shape[a] = n
+    half = s[-1] // 2 + 1
+    spectrum_shape = tuple(real_shape[:last]) + (half,) + tuple(real_shape[last + 1:])
+    cdtype = complex_dtype(x.dtype)
+    grid = grid_axes(mesh)
+
+    layout = _padded_layout(x, spectrum_shape, last, mesh)
+    if layout is None:
+        x = _resize(x, tuple(spectrum_shape[a] for a in axes), axes, mesh)
+        layout = _layout_of(x, mesh)
+    spectrum = "numpy" if layout is None or layout.is_even() else "padded"
+    r2c = get_plan(tuple(real_shape), cdtype, mesh, axes, norm,
+                   default_layout(real_shape, axes, grid), kind="r2c", spectrum=spectrum)
+    if layout is None or layout == r2c.chain.out_layout:
+        y = r2c.backward(x)
+    else:
+        c2r = get_plan(spectrum_shape, cdtype, mesh, axes, norm, layout, kind="c2r", n=s[-1])
+        y = c2r._call(x, Variant(reverse=False, inverse=True))
+    return _place_out(y, out_sharding, mesh, "irfftn")
+
+
+def _padded_layout(x, spectrum_shape, last: int, mesh) -> Layout | None:
+    """The layout of a padded spectrum (``spectrum="padded"``), if ``x`` is one."""
+    grid = grid_axes(mesh)
+    spec, x_mesh = spec_of(x), mesh_of(x)
+    if not grid or spec is None or x_mesh is None or x_mesh.shape != mesh.shape:
+        return None
+    if any(x.shape[a] != n for a, n in enumerate(spectrum_shape) if a != last):
+        return None
+    half = spectrum_shape[last]
+    split = [None] * x.ndim
+    for a in range(min(len(spec), x.ndim)):
+        entry = spec[a]
+        if isinstance(entry, (tuple, list)):
+            if len(entry) != 1:
+                return None
+            entry = entry[0]
+        split[a] = entry if entry in dict(grid) else None
+    m = split[last]
+    if m is None:
+        return None
+    p = dict(grid)[m]
+    if x.shape[last] == half or x.shape[last] != -(-half // p) * p:
+        return None
+    try:
+        layout = Layout(tuple(spectrum_shape), tuple(split), tuple(grid))
+    except AssertionError:
+        return None
+    return layout if all(layout.is_even(a) for a in range(x.ndim) if a != last) else None
 
 
 def device_put(x, mesh: Mesh | None, *, axes: Sequence[int] | None = None) -> jax.Array:

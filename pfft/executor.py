@@ -1,9 +1,15 @@
-"""Runs a stage chain on one device's block, inside ``shard_map``.
+"""Runs a stage chain on one device's block, inside ``shard_map`` (or on one MPI rank).
 
 The block keeps a *physical* axis order of its own: every local FFT runs on
 trailing (contiguous) axes, and the reordering each FFT needs is folded into the
 packing and unpacking that an all-to-all needs anyway, so no stage pays for a
 separate transpose. Only the final block is put back into numpy's axis order.
+
+The sign of every transform is chosen by ``inverse``; scaling is applied once, in
+the first copy the chain makes anyway. Real stages run real-to-complex or
+complex-to-real as the chain says, whatever the sign (the other sign is a
+conjugation), and ``weighted`` applies the Hermitian bin weights of a transposed
+real transform (see :mod:`pfft.autodiff`).
 """
 from __future__ import annotations
 
@@ -11,12 +17,13 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from .engines import xla as xla_engine
 from .planner import Chain
 from .transports import xla as xla_transport
-from .stages import Exchange, Gather, LocalFFT, Scatter
+from .stages import Exchange, Gather, LocalFFT, RealFFT, Scatter
 
 __all__ = ["run_chain"]
 
@@ -58,6 +65,43 @@ def _fft(block: Block, axes, inverse: bool, engine) -> None:
     block.data = engine.fft_trailing(block.data, len(axes), inverse)
 
 
+def _hermitian_weights(n: int, to_complex: bool) -> np.ndarray:
+    """Per-bin weights of the transposed real transform of ``n`` points.
+
+    The ``n//2 + 1`` stored bins stand for two each, except the zero bin and, for
+    even ``n``, the Nyquist bin: after a real-to-complex transform the interior
+    bins are doubled; before a complex-to-real one they are halved.
+    """
+    w = np.full(n // 2 + 1, 2.0 if to_complex else 0.5)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    return w
+
+
+def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) -> None:
+    """Real-to-complex or complex-to-real stage (``inverse`` flips the sign)."""
+    block.permute(_order_for(block.order, st.axes))
+    data = block.data
+    weights = None
+    if weighted:
+        w = _hermitian_weights(st.n, st.to_complex)
+        weights = jnp.asarray(w, dtype=jnp.finfo(data.dtype).dtype)
+    if st.to_complex:
+        data = engine.rfft_trailing(data, len(st.axes))
+        if weights is not None:
+            data = data * weights
+        if inverse:                   # real input: the + sign transform is the conjugate
+            data = jnp.conj(data)
+    else:
+        if weights is not None:
+            data = data * weights
+        if not inverse:               # Hermitian input: the - sign transform of z is that of conj(z)
+            data = jnp.conj(data)
+        data = engine.irfft_trailing(data, len(st.axes), st.n)
+    block.data = data
+
+
 def _pad_axis(data: jax.Array, pos: int, length: int) -> jax.Array:
     """Zero-pad physical axis ``pos`` of ``data`` at its end to ``length``."""
     if data.shape[pos] == length:
@@ -69,7 +113,7 @@ def _pad_axis(data: jax.Array, pos: int, length: int) -> jax.Array:
 
 def _next_fft_axes(stages, i) -> tuple[int, ...]:
     for stage in stages[i + 1:]:
-        if isinstance(stage, LocalFFT):
+        if isinstance(stage, (LocalFFT, RealFFT)):
             return stage.axes
     return ()
 
@@ -106,37 +150,53 @@ def _gather(block: Block, st: Gather, shape, transport) -> None:
     block.data = data
 
 
-def _scatter(block: Block, st: Scatter, shape) -> None:
+def _scatter(block: Block, st: Scatter, shape, transport) -> None:
     pos = block.order.index(st.axis)
     data = block._scaled()
     chunk = -(-shape[st.axis] // st.size)
     data = _pad_axis(data, pos, chunk * st.size)
-    start = lax.axis_index(st.mesh_axis) * chunk
+    start = transport.axis_index(st.mesh_axis) * chunk
     block.data = lax.dynamic_slice_in_dim(data, start, chunk, axis=pos)
 
 
+def _natural_scale(chain: Chain, inverse: bool, engine) -> float:
+    """The factor the engine's own transforms apply along ``chain``."""
+    factor = 1.0
+    shape = list(chain.in_layout.shape)
+    for st in chain.stages:
+        if isinstance(st, LocalFFT):
+            factor *= engine.natural_scale(inverse, math.prod(shape[a] for a in st.axes))
+        elif isinstance(st, RealFFT):
+            shape[st.axis] = st.n
+            factor *= engine.natural_scale(not st.to_complex,
+                                           math.prod(shape[a] for a in st.axes))
+    return factor
+
+
 def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
-              engine=xla_engine, transport=xla_transport) -> jax.Array:
+              weighted: bool = False, engine=xla_engine, transport=xla_transport) -> jax.Array:
     """Apply ``chain`` to the local block ``x`` (numpy axis order in and out).
 
     ``scale`` multiplies the result; it is applied inside the first copy that the
     chain makes anyway (a pack, or the final reorder), not as a pass of its own.
+    ``weighted`` applies the transposed real stage's bin weights.
     """
-    shape = chain.in_layout.shape
+    shape = list(chain.in_layout.shape)       # logical global shape, updated by real stages
     block = Block(x, tuple(range(x.ndim)))
-    total = math.prod(shape[a] for st in chain.stages if isinstance(st, LocalFFT)
-                      for a in st.axes)
-    block.scale = scale / engine.natural_scale(inverse, total)
+    block.scale = scale / _natural_scale(chain, inverse, engine)
     stages = chain.stages
     for i, st in enumerate(stages):
         if isinstance(st, LocalFFT):
             _fft(block, st.axes, inverse, engine)
+        elif isinstance(st, RealFFT):
+            _real_fft(block, st, inverse, weighted, engine)
+            shape[st.axis] = st.half if st.to_complex else st.n
         elif isinstance(st, Exchange):
             _exchange(block, st, shape, _next_fft_axes(stages, i), transport)
         elif isinstance(st, Gather):
             _gather(block, st, shape, transport)
         elif isinstance(st, Scatter):
-            _scatter(block, st, shape)
+            _scatter(block, st, shape, transport)
         else:  # pragma: no cover
             raise TypeError(f"unknown stage {st!r}")
     block.permute(tuple(range(x.ndim)))

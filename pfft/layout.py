@@ -66,6 +66,11 @@ class Layout:
     def local_shape(self) -> tuple[int, ...]:
         return tuple(self.local_size(a) for a in range(self.ndim))
 
+    @property
+    def padded_shape(self) -> tuple[int, ...]:
+        """Global shape of the array the blocks make up (``shape`` when even)."""
+        return tuple(self.local_size(a) * self.parts(a) for a in range(self.ndim))
+
     def is_even(self, axis: int | None = None) -> bool:
         """Whether ``axis`` (or every axis) is split without padding."""
         axes = range(self.ndim) if axis is None else (axis,)
@@ -83,6 +88,15 @@ class Layout:
         split = list(self.split)
         split[axis] = mesh_axis
         return Layout(self.shape, tuple(split), self.grid)
+
+    def with_size(self, axis: int, n: int) -> "Layout":
+        shape = list(self.shape)
+        shape[axis] = n
+        return Layout(tuple(shape), self.split, self.grid)
+
+    def with_leading_axis(self, n: int) -> "Layout":
+        """The layout of a batch of ``n`` such arrays stacked in front (not split)."""
+        return Layout((n,) + self.shape, (None,) + self.split, self.grid)
 
     @property
     def spec(self) -> PartitionSpec:

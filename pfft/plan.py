@@ -7,14 +7,17 @@ its jitted functions, so a simulation's loop never replans nor retraces.
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import threading
 from typing import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding
+from jax.sharding import NamedSharding, PartitionSpec
 
+from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .executor import run_chain
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec
@@ -24,9 +27,10 @@ from .stages import Gather
 from .transports import xla as xla_transport
 
 __all__ = ["Plan", "plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
-           "NORMS"]
+           "NORMS", "SPECTRA"]
 
 NORMS = ("backward", "ortho", "forward")
+SPECTRA = ("numpy", "padded")
 
 
 def norm_scale(norm: str, inverse: bool, n: int) -> float:
@@ -42,7 +46,15 @@ class Plan:
     Attributes
     ----------
     shape, dtype, mesh, axes, norm
-        What the plan transforms (``dtype`` is the complex dtype it computes in).
+        What the plan transforms: ``shape`` is the input of :meth:`forward` (real
+        for a real plan), ``dtype`` the complex dtype it computes in.
+    kind
+        ``"c2c"``, ``"r2c"`` (:meth:`forward` is ``rfftn``, :meth:`backward`
+        ``irfftn``) or ``"c2r"`` (internal: ``irfftn`` from a spectrum's layout).
+    spectrum
+        ``"numpy"``: the output has numpy's shape and is evenly sharded;
+        ``"padded"`` (real plans): the halved axis is left split where the chain
+        ends, zero-padded to a multiple of the grid axis (saves an all-to-all).
     grid
         ``(mesh axis, size)`` pairs the plan distributes over.
     chain
@@ -50,6 +62,9 @@ class Plan:
     in_sharding, out_sharding
         Where :meth:`forward` takes its input and leaves its output
         (:meth:`backward` the reverse). ``None`` for a plan without a mesh.
+    in_shape, out_shape
+        Global shapes of :meth:`forward`'s input and output (``out_shape`` is
+        padded for ``spectrum="padded"``).
 
     Examples
     --------
@@ -58,77 +73,189 @@ class Plan:
     >>> x2 = plan.backward(k)                                           # doctest: +SKIP
     """
 
-    def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout):
+    def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
+                 kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
+                 chain: Chain | None = None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
         self.mesh = mesh
         self.axes = tuple(axes)
         self.norm = norm
+        self.kind = kind
+        self.spectrum = spectrum
         self.grid = in_layout.grid
-        self.chain: Chain = build_chain(in_layout, self.axes)
-        self.size = math.prod(self.shape[a] for a in self.axes)
+        self.chain: Chain = chain or build_chain(in_layout, self.axes, kind=kind, n=n,
+                                                 even_output=(spectrum == "numpy" or kind == "c2r"))
+        self._chains = {False: self.chain, True: self.chain.reversed()}
+        lengths = dict(zip(self.axes, (self.shape[a] for a in self.axes)))
+        real = self.chain.real_stage
+        if real is not None:
+            lengths[real.axis] = real.n
+        self.size = math.prod(lengths.values())
+        self.in_shape = self.chain.in_layout.padded_shape
+        self.out_shape = self.chain.out_layout.padded_shape
         self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
         self.out_sharding = None if mesh is None else self.chain.out_layout.sharding(mesh)
         self.trace_count = 0                      # how often a function was traced
-        # (reverse, inverse) -> (chain it runs, jitted function): built once per plan
-        self._compiled: dict[tuple[bool, bool], tuple[Chain, Callable]] = {}
+        self._jitted: dict[Variant, Callable] = {}
+        self._batched: dict[int, "Plan"] = {}
+
+    @property
+    def is_real(self) -> bool:
+        return self.kind != "c2c"
 
     # -- execution -------------------------------------------------------------------
     def forward(self, x):
-        """numpy's ``fftn`` over :attr:`axes`: ``in_sharding`` in, ``out_sharding`` out."""
-        return self._call(x, reverse=False, inverse=False)
+        """numpy's ``fftn`` (``rfftn`` for a real plan) over :attr:`axes`:
+        ``in_sharding`` in, ``out_sharding`` out."""
+        return self._call(x, FORWARD)
 
     def backward(self, y):
-        """numpy's ``ifftn``, the inverse of :meth:`forward`: ``out_sharding`` in,
-        ``in_sharding`` out (the chain run backwards)."""
-        return self._call(y, reverse=True, inverse=True)
+        """numpy's ``ifftn`` (``irfftn``), the inverse of :meth:`forward`:
+        ``out_sharding`` in, ``in_sharding`` out (the chain run backwards)."""
+        return self._call(y, BACKWARD)
 
-    def _inverse_from_input(self, x):
-        """``ifftn`` along the forward chain (used by :func:`pfft.ifftn`)."""
-        return self._call(x, reverse=False, inverse=True)
+    def _call(self, x, variant: Variant):
+        if variant not in self._jitted:
+            self._jitted[variant] = jax.jit(self._entry(variant))
+        if self.mesh is not None and self.grid and not is_tracer(x):
+            x = place(x, self._chains[variant.reverse].in_layout.sharding(self.mesh))
+        return self._jitted[variant](x)
 
-    def _call(self, x, *, reverse: bool, inverse: bool):
-        key = (reverse, inverse)
-        if key not in self._compiled:
-            chain = self.chain.reversed() if reverse else self.chain
-            self._compiled[key] = (chain, jax.jit(self._build(chain, inverse)))
-        chain, fn = self._compiled[key]
-        if self.mesh is not None and not is_tracer(x):
-            x = place(x, chain.in_layout.sharding(self.mesh))
-        return fn(x)
-
-    def _build(self, chain: Chain, inverse: bool) -> Callable:
-        scale = norm_scale(self.norm, inverse, self.size)
-        mesh, dtype = self.mesh, self.dtype
+    def _entry(self, variant: Variant) -> Callable:
+        """The traced function behind :meth:`forward` and friends: check, cast, place, apply."""
+        chain = self._chains[variant.reverse]
+        want = _boundary_dtype(chain, self, first=True)
 
         def local(block):
-            return run_chain(block, chain, inverse=inverse, scale=scale)
+            return apply(block, self, variant)
 
         def run(x):
             self.trace_count += 1
-            if x.shape != self.shape:
-                raise ValueError(f"plan for shape {self.shape} called on an array of shape "
-                                 f"{x.shape}")
-            x = x.astype(dtype)
-            if not self.grid:                     # one device: a plain local FFT
+            if tuple(x.shape) != chain.in_layout.padded_shape:
+                raise ValueError(f"plan for input shape {chain.in_layout.padded_shape} called on an "
+                                 f"array of shape {tuple(x.shape)}")
+            if np.issubdtype(want, np.floating) and np.issubdtype(x.dtype, np.complexfloating):
+                raise TypeError(f"this plan's input is real ({want}); got a complex array "
+                                f"({x.dtype})")
+            x = x.astype(want)
+            if self.mesh is None or not self.grid:          # one device: a plain local FFT
                 return local(x)
-            x = place(x, chain.in_layout.sharding(mesh))
+            x = place(x, chain.in_layout.sharding(self.mesh))
             check = xla_transport.GATHER_IS_INVARIANT or not any(
                 isinstance(st, Gather) for st in chain.stages)
-            return jax.shard_map(local, mesh=mesh, in_specs=chain.in_layout.spec,
+            return jax.shard_map(local, mesh=self.mesh, in_specs=chain.in_layout.spec,
                                  out_specs=chain.out_layout.spec, check_vma=check)(x)
         return run
+
+    # -- the interface of pfft.autodiff ------------------------------------------------
+    def apply(self, block, variant: Variant):
+        """Run ``variant`` of the chain on one device's ``block``."""
+        return run_chain(block, self._chains[variant.reverse], inverse=variant.inverse,
+                         scale=norm_scale(self.norm, variant.inverse, self.size),
+                         weighted=variant.weighted)
+
+    def out_type(self, aval, variant: Variant):
+        """Local block shape, dtype and varying mesh axes of ``variant``'s output."""
+        chain = self._chains[variant.reverse]
+        want = (chain.in_layout.local_shape, _boundary_dtype(chain, self, first=True))
+        if (tuple(aval.shape), np.dtype(aval.dtype)) != want:
+            raise ValueError(f"plan expects blocks {want[0]} {want[1]}, got "
+                             f"{tuple(aval.shape)} {np.dtype(aval.dtype)}")
+        varying = frozenset(m for m in chain.out_layout.split if m is not None)
+        return chain.out_layout.local_shape, _boundary_dtype(chain, self, first=False), varying
+
+    def batched(self, size: int) -> "Plan":
+        """This plan on a batch of ``size`` arrays stacked in a new leading axis."""
+        if size not in self._batched:
+            chain = self.chain.with_leading_axis(size)
+            self._batched[size] = Plan((size,) + self.shape, self.dtype, self.mesh,
+                                       tuple(a + 1 for a in self.axes), self.norm,
+                                       chain.in_layout, kind=self.kind,
+                                       spectrum=self.spectrum, chain=chain)
+        return self._batched[size]
+
+    # -- wavenumbers -------------------------------------------------------------------
+    def wavenumbers(self, d: float = 1.0, *, angular: bool = False) -> tuple[jax.Array, ...]:
+        """Frequencies of :meth:`forward`'s output, one broadcastable array per axis.
+
+        Parameters
+        ----------
+        d
+            Sample spacing (a number, or one per transformed axis).
+        angular
+            ``2 pi`` times the frequency (radians per unit) instead of cycles per unit.
+
+        Returns
+        -------
+        tuple of jax.Array
+            For each transformed axis in increasing order, an array with that axis's
+            output length and size one elsewhere, sharded like the output along it:
+            ``numpy.fft.fftfreq`` values (``rfftfreq`` on the halved axis of a real
+            plan). Padding positions of a ``spectrum="padded"`` plan hold 0.
+        """
+        if self.kind == "c2r":
+            raise ValueError("wavenumbers: a c2r plan has no spectrum output")
+        spacing = np.broadcast_to(np.asarray(d, dtype=float), (len(self.axes),))
+        out = self.chain.out_layout
+        real = self.chain.real_stage
+        result = []
+        for a in sorted(self.axes):
+            step = float(spacing[self.axes.index(a)])
+            n = self.shape[a]
+            freq = np.fft.rfftfreq(n, step) if (real and a == real.axis) else np.fft.fftfreq(n, step)
+            if angular:
+                freq = 2 * np.pi * freq
+            values = np.zeros(out.padded_shape[a], dtype=self.real_dtype)
+            values[:freq.size] = freq
+            shape = [1] * len(self.shape)
+            shape[a] = values.size
+            values = values.reshape(shape)
+            if self.mesh is not None and self.grid:
+                split = [None] * len(shape)
+                split[a] = out.split[a]
+                result.append(place(values, NamedSharding(self.mesh, PartitionSpec(*split))))
+            else:
+                result.append(jnp.asarray(values))
+        return tuple(result)
+
+    def k2(self, d: float = 1.0, *, angular: bool = False) -> jax.Array:
+        """``|k|^2`` on :meth:`forward`'s output grid, sharded like the output."""
+        ks = self.wavenumbers(d, angular=angular)
+        sharding = self.out_sharding
+
+        @functools.partial(jax.jit, out_shardings=sharding)
+        def total(*ks):
+            return functools.reduce(jnp.add, [k * k for k in ks]) * jnp.ones(
+                self.out_shape, self.real_dtype)
+        return total(*ks)
+
+    def kabs(self, d: float = 1.0, *, angular: bool = False) -> jax.Array:
+        """``|k|`` on :meth:`forward`'s output grid, sharded like the output."""
+        return jnp.sqrt(self.k2(d, angular=angular))
 
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
         grid = "x".join(str(s) for _, s in self.grid) or "1"
         names = ",".join(m for m, _ in self.grid)
-        lines = [f"Plan(fftn {self.shape} {self.dtype.name}, axes={self.axes}, "
-                 f"norm={self.norm!r}, grid {grid}" + (f" ({names})" if names else "") + ")",
+        what = {"c2c": "fftn", "r2c": "rfftn", "c2r": "irfftn"}[self.kind]
+        extra = ", spectrum='padded'" if self.spectrum == "padded" else ""
+        lines = [f"Plan({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
+                 f"norm={self.norm!r}{extra}, grid {grid}" + (f" ({names})" if names else "") + ")",
                  f"  in : {self.chain.in_layout}"]
         lines += [f"  {i}. {st}" for i, st in enumerate(self.chain.stages, 1)]
         lines.append(f"  out: {self.chain.out_layout}")
         return "\n".join(lines)
+
+
+def _boundary_dtype(chain: Chain, plan: Plan, *, first: bool) -> np.dtype:
+    """dtype of ``chain``'s input (``first``) or output: real on the real side."""
+    real = chain.real_stage
+    if real is None:
+        return plan.dtype
+    real_side_first = real.to_complex
+    return plan.real_dtype if real_side_first == first else plan.dtype
 
 
 class _LRU:
@@ -179,32 +306,45 @@ def clear_plan_cache() -> None:
         _CACHE._data.clear()
 
 
-def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout) -> Plan:
-    key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout)
-    return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout))
+def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
+             n: int | None = None, spectrum: str = "numpy") -> Plan:
+    """The cached plan for these arguments (made on first use)."""
+    key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum)
+    return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
+                                                kind=kind, n=n, spectrum=spectrum))
 
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
-         in_sharding=None) -> Plan:
-    """Plan a distributed ``fftn`` (and its inverse) for arrays of one shape.
+         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy") -> Plan:
+    """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) for arrays of one shape.
 
     Parameters
     ----------
     shape
-        Global array shape.
+        Global shape of the input (real for ``kind="r2c"``).
     dtype
-        Input dtype; real dtypes are promoted to complex as numpy does.
+        Input dtype; real dtypes are promoted to complex as numpy does (for
+        ``kind="r2c"``, the real dtype or its complex counterpart).
     mesh
         A 1-D or 2-D :class:`jax.sharding.Mesh` (see :func:`pfft.make_mesh`), or ``None``
         for a single-device plan.
     axes
-        Axes to transform; default the last three (fewer if ``shape`` has fewer).
+        Axes to transform; default the last three (fewer if ``shape`` has fewer). For
+        ``kind="r2c"`` the last of them is halved to ``n//2 + 1``.
     norm
         ``"backward"``, ``"ortho"`` or ``"forward"``, as in numpy.
     in_sharding
         A :class:`NamedSharding` or :class:`PartitionSpec` the input already has. By
         default the plan picks its input pencil (the last transformed axis whole,
         the grid splitting the others).
+    kind
+        ``"c2c"`` (:meth:`Plan.forward` is ``fftn``) or ``"r2c"`` (``rfftn``).
+    spectrum
+        ``"numpy"`` (default): the output has numpy's shape, evenly sharded.
+        ``"padded"`` (``kind="r2c"`` only): the spectrum stays in the pencil the
+        transform ends in, its halved axis zero-padded to a multiple of the grid
+        axis splitting it: one all-to-all fewer on a pencil grid.
+        :meth:`Plan.backward` and :func:`pfft.irfftn` take it back.
 
     Returns
     -------
@@ -213,6 +353,13 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     """
     from .api import complex_dtype, normalize_axes, check_norm  # one place for argument rules
 
+    if kind not in ("c2c", "r2c"):
+        raise ValueError(f"plan: kind must be 'c2c' or 'r2c', got {kind!r}")
+    if spectrum not in SPECTRA:
+        raise ValueError(f"plan: spectrum must be one of {SPECTRA}, got {spectrum!r}")
+    if spectrum == "padded" and kind != "r2c":
+        raise ValueError("plan: spectrum='padded' is for kind='r2c' (a complex transform's "
+                         "output is never padded)")
     shape = tuple(int(n) for n in shape)
     dtype = complex_dtype(np.dtype(dtype))
     axes = normalize_axes(axes, len(shape), "plan")
@@ -231,4 +378,4 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
                 f"each array axis may be split by one mesh axis, evenly")
     if layout is None:
         layout = default_layout(shape, axes, grid)
-    return get_plan(shape, dtype, mesh, axes, norm, layout)
+    return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum)

@@ -5,14 +5,15 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-__all__ = ["is_tracer", "place", "spec_of", "mesh_of"]
+__all__ = ["is_tracer", "is_explicit", "place", "spec_of", "mesh_of"]
 
 
 def is_tracer(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
-def _explicit(mesh) -> bool:
+def is_explicit(mesh) -> bool:
+    """Whether ``mesh`` has Explicit axes (shardings are part of array types)."""
     return any(t == jax.sharding.AxisType.Explicit for t in getattr(mesh, "axis_types", ()))
 
 
@@ -24,7 +25,7 @@ def mesh_of(x):
     """
     if is_tracer(x):
         mesh = getattr(jax.typeof(x).sharding, "mesh", None)
-        if mesh is not None and not mesh.empty and _explicit(mesh):
+        if mesh is not None and not mesh.empty and is_explicit(mesh):
             return mesh
         ctx = jax.sharding.get_abstract_mesh()
         return None if ctx.empty else ctx
@@ -39,7 +40,7 @@ def spec_of(x) -> PartitionSpec | None:
     if is_tracer(x):
         sharding = jax.typeof(x).sharding
         mesh = getattr(sharding, "mesh", None)
-        if mesh is not None and not mesh.empty and _explicit(mesh):
+        if mesh is not None and not mesh.empty and is_explicit(mesh):
             return sharding.spec
         return None
     sharding = getattr(x, "sharding", None)
@@ -54,6 +55,6 @@ def place(x, sharding: NamedSharding):
         if isinstance(x, jax.Array) and x.sharding == sharding:
             return x
         return jax.device_put(x if isinstance(x, jax.Array) else np.asarray(x), sharding)
-    if _explicit(sharding.mesh):
+    if is_explicit(sharding.mesh):
         return jax.sharding.reshard(x, sharding)
     return jax.lax.with_sharding_constraint(x, sharding)

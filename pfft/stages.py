@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LocalFFT", "Exchange", "Gather", "Scatter", "Stage"]
+__all__ = ["LocalFFT", "RealFFT", "Exchange", "Gather", "Scatter", "Stage"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,37 @@ class LocalFFT:
     def __str__(self) -> str:
         what = f"axis {self.axes[0]}" if len(self.axes) == 1 else f"axes {self.axes}"
         return f"fft {what} (local)"
+
+
+@dataclass(frozen=True)
+class RealFFT:
+    """Real transform over local ``axes``; the last one is the halved axis.
+
+    ``to_complex``: real ``n`` points in, ``n//2 + 1`` complex out (the inverse
+    stage runs the complex-to-real transform back to ``n`` points). Any other axes
+    are complex transforms done in the same call.
+    """
+
+    axes: tuple[int, ...]
+    n: int
+    to_complex: bool
+
+    @property
+    def axis(self) -> int:
+        return self.axes[-1]
+
+    @property
+    def half(self) -> int:
+        return self.n // 2 + 1
+
+    def inverse(self) -> "RealFFT":
+        return RealFFT(self.axes, self.n, not self.to_complex)
+
+    def __str__(self) -> str:
+        name, (a, b) = (("rfft", (self.n, self.half)) if self.to_complex
+                        else ("irfft", (self.half, self.n)))
+        what = f"axis {self.axis}" if len(self.axes) == 1 else f"axes {self.axes}"
+        return f"{name} {what} (local), axis {self.axis}: {a} -> {b} points"
 
 
 @dataclass(frozen=True)
@@ -72,4 +103,4 @@ class Scatter:
         return f"split axis {self.axis} over {self.mesh_axis!r} ({self.size}) (local slice)"
 
 
-Stage = LocalFFT | Exchange | Gather | Scatter
+Stage = LocalFFT | RealFFT | Exchange | Gather | Scatter

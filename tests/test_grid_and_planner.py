@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 import pfft
 from pfft.layout import Layout, default_layout, layout_from_spec
 from pfft.planner import build_chain
-from pfft.stages import Exchange, Gather, LocalFFT
+from pfft.stages import Exchange, Gather, LocalFFT, RealFFT
 from jax.sharding import PartitionSpec as P
 
 from conftest import GRIDS
@@ -82,25 +82,59 @@ def test_inverse_plan_from_forward_output_returns_to_the_input_layout():
 
 
 @given(shape=st.tuples(*[st.integers(1, 40)] * 3), grid=st.sampled_from(GRIDS),
-       axes=st.sampled_from([(0, 1, 2), (2, 1, 0), (1, 2), (0,), (0, 2)]))
-def test_chains_transform_each_axis_once_and_end_even(shape, grid, axes):
-    chain = _chain(shape, grid, axes)
-    transformed = [a for s in chain.stages if isinstance(s, LocalFFT) for a in s.axes]
+       axes=st.sampled_from([(0, 1, 2), (2, 1, 0), (1, 2), (0,), (0, 2)]),
+       kind=st.sampled_from(["c2c", "r2c", "c2r"]))
+def test_chains_transform_each_axis_once_and_end_even(shape, grid, axes, kind):
+    names = ("x", "y")[:len(grid)]
+    grid = tuple((n, s) for n, s in zip(names, grid) if s > 1)
+    n_real = shape[axes[-1]]
+    start = shape if kind != "c2r" else tuple(
+        n // 2 + 1 if a == axes[-1] else n for a, n in enumerate(shape))
+    chain = build_chain(default_layout(start, axes, grid), axes, kind=kind, n=n_real)
+    transformed = [a for s in chain.stages if isinstance(s, (LocalFFT, RealFFT)) for a in s.axes]
     assert sorted(transformed) == sorted(axes)
+    ffts = [s for s in chain.stages if isinstance(s, (LocalFFT, RealFFT))]
+    if kind == "r2c":       # the halved axis first, then complex axes
+        assert isinstance(ffts[0], RealFFT) and ffts[0].to_complex and ffts[0].axis == axes[-1]
+    if kind == "c2r":       # the halved axis last
+        assert isinstance(ffts[-1], RealFFT) and not ffts[-1].to_complex
     assert chain.in_layout.is_even() and chain.out_layout.is_even()
-    assert chain.exchanges <= len(grid)
+    # one all-to-all per grid axis, plus at most one per axis left uneven at the end
+    assert chain.exchanges <= 2 * len(grid)
+    if kind == "c2c" and all(n % 8 == 0 for n in shape):
+        assert chain.exchanges <= len(grid)
     assert chain.reversed().reversed() == chain
     # the layouts walked by the chain are consistent: every fft sees a whole axis
     lay = chain.in_layout
     for s in chain.stages:
-        if isinstance(s, LocalFFT):
+        if isinstance(s, (LocalFFT, RealFFT)):
             assert all(lay.split[a] is None for a in s.axes)
+            if isinstance(s, RealFFT):
+                lay = lay.with_size(s.axis, s.half if s.to_complex else s.n)
         elif isinstance(s, Exchange):
             assert lay.split[s.gather] == s.mesh_axis and lay.split[s.scatter] is None
             lay = lay.with_split(s.gather, None).with_split(s.scatter, s.mesh_axis)
         elif isinstance(s, Gather):
             lay = lay.with_split(s.axis, None)
     assert lay == chain.out_layout
+
+
+def test_real_pencil_chain_ends_with_the_halved_axis_whole():
+    """rfftn on a 2x2 pencil: three all-to-alls, the last one making the halved axis
+    whole; the padded spectrum saves it; a slab needs one."""
+    grid = (("x", 2), ("y", 2))
+    chain = build_chain(default_layout((16, 16, 16), (0, 1, 2), grid), (0, 1, 2), kind="r2c")
+    assert chain.stages[0] == RealFFT((2,), 16, True)
+    assert chain.exchanges == 3 and not any(isinstance(s, Gather) for s in chain.stages)
+    assert chain.out_layout.spec == P("y", "x", None) and chain.out_layout.shape == (16, 16, 9)
+    padded = build_chain(default_layout((16, 16, 16), (0, 1, 2), grid), (0, 1, 2), kind="r2c",
+                         even_output=False)
+    assert padded.exchanges == 2 and padded.out_layout.spec == P(None, "x", "y")
+    assert padded.out_layout.padded_shape == (16, 16, 10)
+    slab = build_chain(default_layout((16, 16, 16), (0, 1, 2), (("x", 4),)), (0, 1, 2),
+                       kind="r2c")
+    assert slab.stages[0] == RealFFT((1, 2), 16, True) and slab.exchanges == 1
+    assert slab.out_layout.spec == P(None, "x", None)
 
 
 def test_layout_describes_itself():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax
 from jax import lax
 
-__all__ = ["all_to_all", "all_gather", "GATHER_IS_INVARIANT"]
+__all__ = ["all_to_all", "all_gather", "axis_index", "GATHER_IS_INVARIANT"]
 
 # An all-gather whose result is typed as equal on every device of the mesh axis, so
 # shard_map can check that a gathered output is replicated. Public in newer JAX.
@@ -34,3 +34,8 @@ def all_gather(x: jax.Array, mesh_axis: str, axis: int) -> jax.Array:
     if GATHER_IS_INVARIANT:
         return _all_gather_invariant(x, mesh_axis, axis=axis, tiled=True)
     return lax.all_gather(x, mesh_axis, axis=axis, tiled=True)
+
+
+def axis_index(mesh_axis: str) -> jax.Array:
+    """This device's position along ``mesh_axis``."""
+    return lax.axis_index(mesh_axis)

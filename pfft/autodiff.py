@@ -1,0 +1,106 @@
+"""A plan's transform as one linear JAX primitive, with all of its rules in one place.
+
+``transform_p`` applies a plan (any object with the small interface below) in one of
+its variants to one device's block: inside ``shard_map`` for the XLA transport, on
+each MPI rank's block for the MPI transport, on the whole array on one device.
+Because the rules live here, at the plan level, they hold whatever
+runs underneath (XLA's collectives or MPI, XLA's FFT or custom calls, none of which
+need autodiff rules of their own):
+
+- JVP: the transform is linear, so the tangent goes through the same variant.
+- Transpose: the *transposed inverse plan*: the chain run the other way with the
+  same sign and scaling (the DFT matrix is symmetric). For real plans the bins a
+  real transform stores once stand for two, so the transposed real stage weights
+  the interior bins, following ``jax.numpy.fft``'s own rules.
+- Batching (``vmap``): the same plan with a leading batch axis.
+
+The plan interface (implemented by :class:`pfft.plan.Plan` and the MPI plan)::
+
+    plan.is_real                    -> bool
+    plan.apply(block, variant)      -> traceable implementation on a local block
+    plan.out_type(aval, variant)    -> (local shape, dtype, mesh axes the result may
+                                        vary over) of the result
+    plan.batched(size)              -> the plan with a leading batch axis
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.extend.core as jex_core
+from jax.interpreters import ad, batching, mlir
+
+__all__ = ["Variant", "apply"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which linear map of a plan to apply.
+
+    Attributes
+    ----------
+    reverse
+        Run the chain backwards (from the plan's output layout to its input layout).
+    inverse
+        Use the inverse transform's sign (``+``); scaling is the plan's ``norm`` for
+        that direction either way.
+    weighted
+        Real plans only: the Hermitian weights of a transposed real stage
+        (interior bins halved before a complex-to-real transform, doubled after a
+        real-to-complex one).
+    """
+
+    reverse: bool
+    inverse: bool
+    weighted: bool = False
+
+    def transposed(self, is_real: bool) -> "Variant":
+        return Variant(not self.reverse, self.inverse, is_real and not self.weighted)
+
+
+FORWARD = Variant(reverse=False, inverse=False)
+BACKWARD = Variant(reverse=True, inverse=True)
+
+transform_p = jex_core.Primitive("pfft_transform")
+
+
+def apply(x, plan, variant: Variant):
+    """Apply ``plan``'s ``variant`` to ``x`` (differentiable, batchable, jittable)."""
+    return transform_p.bind(x, plan=plan, variant=variant)
+
+
+def _impl(x, *, plan, variant):
+    return plan.apply(x, variant)
+
+
+def _abstract_eval(x, *, plan, variant):
+    shape, dtype, varying = plan.out_type(x, variant)
+    # keep the block's type (its sharding); inside shard_map the result varies over
+    # the mesh axes that split the output (an all-gathered axis makes it invariant)
+    mat = getattr(x, "manual_axis_type", None)            # jax >= 0.10
+    if mat is not None:
+        return x.update(shape=shape, dtype=dtype, weak_type=False,
+                        manual_axis_type=mat.update(varying=frozenset(mat.varying) & varying))
+    vma = getattr(x, "vma", None)                         # older jax
+    if vma is not None:
+        return x.update(shape=shape, dtype=dtype, weak_type=False, vma=frozenset(vma) & varying)
+    return x.update(shape=shape, dtype=dtype, weak_type=False)
+
+
+def _transpose(ct, x, *, plan, variant):
+    if type(ct) is ad.Zero:
+        return (ad.Zero(x.aval),)
+    return (apply(ct, plan, variant.transposed(plan.is_real)),)
+
+
+def _batch(args, dims, *, plan, variant):
+    (x,), (d,) = args, dims
+    x = jax.numpy.moveaxis(x, d, 0)
+    return apply(x, plan.batched(x.shape[0]), variant), 0
+
+
+transform_p.def_impl(jax.jit(_impl, static_argnames=("plan", "variant")))
+transform_p.def_abstract_eval(_abstract_eval)
+mlir.register_lowering(transform_p, mlir.lower_fun(_impl, multiple_results=False))
+ad.deflinear2(transform_p, _transpose)
+batching.primitive_batchers[transform_p] = _batch
