@@ -18,8 +18,8 @@ The plan interface (implemented by :class:`pfft.plan.Plan` and the MPI plan)::
 
     plan.is_real                    -> bool
     plan.apply(block, variant)      -> traceable implementation on a local block
-    plan.out_type(aval, variant)    -> (local shape, dtype, mesh axes the result may
-                                        vary over) of the result
+    plan.out_type(aval, variant)    -> local shape and dtype of the result, and
+                                       (grid's mesh axes, mesh axes splitting the result)
     plan.batched(size)              -> the plan with a leading batch axis
 """
 from __future__ import annotations
@@ -74,16 +74,19 @@ def _impl(x, *, plan, variant):
 
 
 def _abstract_eval(x, *, plan, variant):
-    shape, dtype, varying = plan.out_type(x, variant)
-    # keep the block's type (its sharding); inside shard_map the result varies over
-    # the mesh axes that split the output (an all-gathered axis makes it invariant)
+    shape, dtype, (grid, split) = plan.out_type(x, variant)
+    # keep the block's type (its sharding). Inside shard_map the result varies over
+    # the mesh axes that split the output, whatever the input varied over (an
+    # all-gathered axis makes it invariant, a scattered one varying).
+    def varying(before):
+        return (frozenset(before) - grid) | split
     mat = getattr(x, "manual_axis_type", None)            # jax >= 0.10
     if mat is not None:
         return x.update(shape=shape, dtype=dtype, weak_type=False,
-                        manual_axis_type=mat.update(varying=frozenset(mat.varying) & varying))
+                        manual_axis_type=mat.update(varying=varying(mat.varying)))
     vma = getattr(x, "vma", None)                         # older jax
     if vma is not None:
-        return x.update(shape=shape, dtype=dtype, weak_type=False, vma=frozenset(vma) & varying)
+        return x.update(shape=shape, dtype=dtype, weak_type=False, vma=varying(vma))
     return x.update(shape=shape, dtype=dtype, weak_type=False)
 
 

@@ -53,9 +53,11 @@ class Block:
         self.order = order
 
 
-def _order_for(order, last) -> tuple[int, ...]:
-    """``order`` with the axes ``last`` moved to the end (their order kept)."""
-    return tuple(a for a in order if a not in last) + tuple(a for a in order if a in last)
+def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
+    """``order`` with the axes ``last`` moved to the end: in their current order, or
+    ``exact``-ly as listed (a real transform's halved axis must be innermost)."""
+    tail = tuple(last) if exact else tuple(a for a in order if a in last)
+    return tuple(a for a in order if a not in last) + tail
 
 
 def _fft(block: Block, axes, inverse: bool, engine) -> None:
@@ -81,7 +83,7 @@ def _hermitian_weights(n: int, to_complex: bool) -> np.ndarray:
 
 def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) -> None:
     """Real-to-complex or complex-to-real stage (``inverse`` flips the sign)."""
-    block.permute(_order_for(block.order, st.axes))
+    block.permute(_order_for(block.order, st.axes, exact=True))
     data = block.data
     weights = None
     if weighted:
@@ -111,14 +113,14 @@ def _pad_axis(data: jax.Array, pos: int, length: int) -> jax.Array:
     return jnp.pad(data, pad)
 
 
-def _next_fft_axes(stages, i) -> tuple[int, ...]:
+def _next_fft(stages, i) -> LocalFFT | RealFFT | None:
     for stage in stages[i + 1:]:
         if isinstance(stage, (LocalFFT, RealFFT)):
-            return stage.axes
-    return ()
+            return stage
+    return None
 
 
-def _exchange(block: Block, st: Exchange, shape, next_axes, transport) -> None:
+def _exchange(block: Block, st: Exchange, shape, next_fft, transport) -> None:
     """All-to-all ``st`` with the packing and unpacking reorders folded in."""
     p, g, s = st.size, st.gather, st.scatter
     data = block._scaled()
@@ -126,7 +128,8 @@ def _exchange(block: Block, st: Exchange, shape, next_axes, transport) -> None:
     chunk = -(-shape[s] // p)
     data = _pad_axis(data, pos_s, chunk * p)                 # pad the axis to be split
     # split s into (p, chunk) and put p first, the rest in the order wanted afterwards
-    after = _order_for(block.order, next_axes or (g,))
+    after = (_order_for(block.order, (g,)) if next_fft is None else
+             _order_for(block.order, next_fft.axes, exact=isinstance(next_fft, RealFFT)))
     data = data.reshape(data.shape[:pos_s] + (p, chunk) + data.shape[pos_s + 1:])
     dim = {ax: (i if i < pos_s else i + 1) for i, ax in enumerate(block.order)}
     data = jnp.transpose(data, (pos_s,) + tuple(dim[a] for a in after))
@@ -192,7 +195,7 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             _real_fft(block, st, inverse, weighted, engine)
             shape[st.axis] = st.half if st.to_complex else st.n
         elif isinstance(st, Exchange):
-            _exchange(block, st, shape, _next_fft_axes(stages, i), transport)
+            _exchange(block, st, shape, _next_fft(stages, i), transport)
         elif isinstance(st, Gather):
             _gather(block, st, shape, transport)
         elif isinstance(st, Scatter):

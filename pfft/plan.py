@@ -157,14 +157,16 @@ class Plan:
                          weighted=variant.weighted)
 
     def out_type(self, aval, variant: Variant):
-        """Local block shape, dtype and varying mesh axes of ``variant``'s output."""
+        """Local block shape and dtype of ``variant``'s output; the grid's mesh axes
+        and those that split the output (what the block varies over)."""
         chain = self._chains[variant.reverse]
         want = (chain.in_layout.local_shape, _boundary_dtype(chain, self, first=True))
         if (tuple(aval.shape), np.dtype(aval.dtype)) != want:
             raise ValueError(f"plan expects blocks {want[0]} {want[1]}, got "
                              f"{tuple(aval.shape)} {np.dtype(aval.dtype)}")
-        varying = frozenset(m for m in chain.out_layout.split if m is not None)
-        return chain.out_layout.local_shape, _boundary_dtype(chain, self, first=False), varying
+        split = frozenset(m for m in chain.out_layout.split if m is not None)
+        return (chain.out_layout.local_shape, _boundary_dtype(chain, self, first=False),
+                (frozenset(m for m, _ in self.grid), split))
 
     def batched(self, size: int) -> "Plan":
         """This plan on a batch of ``size`` arrays stacked in a new leading axis."""

@@ -1,0 +1,168 @@
+"""rfftn/irfftn against numpy.fft in float64, on every grid of 1-8 devices, and the
+padded-spectrum plan option."""
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from jax.sharding import PartitionSpec as P
+
+import pfft
+from conftest import GRIDS, TOL, rel_err
+
+REAL = {np.float32: np.complex64, np.float64: np.complex128}
+NORMS = ["backward", "ortho", "forward"]
+
+
+@st.composite
+def problems(draw):
+    core = draw(st.lists(st.integers(1, 40), min_size=3, max_size=3))
+    batch = draw(st.lists(st.integers(1, 3), min_size=0, max_size=1))
+    shape = tuple(batch + core)
+    nd = len(shape)
+    axes = draw(st.sampled_from([None, (-3, -2, -1), (nd - 1, nd - 3, nd - 2), (-2, -1),
+                                 (-3,), (nd - 3, nd - 1)]))
+    n_axes = 3 if axes is None else len(axes)
+    s = None
+    if draw(st.booleans()) and draw(st.booleans()):
+        s = tuple(draw(st.integers(1, 24)) for _ in range(n_axes))
+    return dict(shape=shape, axes=axes, s=s, grid=draw(st.sampled_from(GRIDS)),
+                dtype=draw(st.sampled_from(list(REAL))), norm=draw(st.sampled_from(NORMS)),
+                seed=draw(st.integers(0, 2**16)))
+
+
+def _numpy_axes(axes, s, ndim):
+    if axes is not None:
+        return tuple(a % ndim for a in axes)
+    return tuple(range(ndim - (3 if s is None else len(s)), ndim))
+
+
+@settings(max_examples=60)
+@given(problems())
+def test_rfftn_and_irfftn_match_numpy(p):
+    rng = np.random.default_rng(p["seed"])
+    x = rng.standard_normal(p["shape"]).astype(p["dtype"])
+    mesh = pfft.make_mesh(p["grid"])
+    axes = _numpy_axes(p["axes"], p["s"], x.ndim)
+    cdtype = REAL[p["dtype"]]
+    xs = pfft.device_put(x, mesh, axes=axes)
+    k = pfft.rfftn(xs, s=p["s"], axes=p["axes"], norm=p["norm"])
+    want = np.fft.rfftn(x.astype(np.float64), s=p["s"], axes=axes, norm=p["norm"])
+    assert k.dtype == cdtype and k.shape == want.shape
+    assert rel_err(k, want) <= TOL[cdtype]
+    # back to the real array numpy gives (odd lengths need s)
+    s_back = p["s"] or tuple(x.shape[a] for a in axes)
+    back = pfft.irfftn(k, s=s_back, axes=p["axes"], norm=p["norm"])
+    want_back = np.fft.irfftn(want, s=s_back, axes=axes, norm=p["norm"])
+    assert back.dtype == p["dtype"] and back.shape == want_back.shape
+    assert rel_err(back, want_back) <= TOL[cdtype]
+
+
+@settings(max_examples=25)
+@given(shape=st.tuples(*[st.integers(1, 20)] * 3), grid=st.sampled_from(GRIDS),
+       s=st.one_of(st.none(), st.tuples(*[st.integers(1, 24)] * 3)),
+       norm=st.sampled_from(NORMS), seed=st.integers(0, 2**16))
+def test_irfftn_of_any_spectrum_matches_numpy(shape, grid, s, norm, seed):
+    """irfftn of an arbitrary (non-Hermitian) half spectrum, cropped or padded by s."""
+    rng = np.random.default_rng(seed)
+    k = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    if s is None and shape[-1] == 1:
+        s = shape[:2] + (1,)              # numpy cannot default to zero points
+    want = np.fft.irfftn(k, s=s, axes=(0, 1, 2), norm=norm)
+    got = pfft.irfftn(pfft.device_put(k, pfft.make_mesh(grid)), s=s, norm=norm)
+    assert got.shape == want.shape
+    assert rel_err(got, want) <= 1e-12
+
+
+@pytest.mark.parametrize("grid", [(2, 2), (1, 4), (4,), (2, 4)])
+@pytest.mark.parametrize("n", [16, 15])
+def test_rfftn_round_trip_comes_back_in_the_input_sharding(grid, n):
+    mesh = pfft.make_mesh(grid)
+    x = np.random.default_rng(0).standard_normal((16, 8, n))
+    xs = pfft.device_put(x, mesh)
+    k = pfft.rfftn(xs)
+    assert k.shape == (16, 8, n // 2 + 1)
+    # numpy's layout is even: the halved axis is whole unless the grid divides n//2+1
+    split = k.sharding.spec[2] if len(k.sharding.spec) > 2 else None
+    parts = 1 if split is None else mesh.shape[split]
+    assert (n // 2 + 1) % parts == 0
+    assert all(sh.data.shape[2] == (n // 2 + 1) // parts for sh in k.addressable_shards)
+    y = pfft.irfftn(k, s=x.shape)
+    assert y.sharding.is_equivalent_to(xs.sharding, 3)
+    assert rel_err(y, x) <= 1e-12
+
+
+def test_real_pencil_plan_runs_three_all_to_alls_and_a_slab_one():
+    x = np.random.default_rng(1).standard_normal((16, 16, 16))
+    pencil = pfft.plan(x.shape, np.float64, pfft.make_mesh((2, 2)), kind="r2c")
+    slab = pfft.plan(x.shape, np.float64, pfft.make_mesh((4,)), kind="r2c")
+    assert pencil.chain.exchanges == 3 and slab.chain.exchanges == 1
+    for plan in (pencil, slab):
+        hlo = jax.jit(plan.forward).lower(pfft.device_put(x, plan.mesh)).compile().as_text()
+        assert hlo.count("all-to-all(") == plan.chain.exchanges
+        assert "all-gather" not in hlo
+        assert rel_err(plan.forward(x), np.fft.rfftn(x)) <= 1e-12
+
+
+@pytest.mark.parametrize("grid", [(2, 2), (2, 4), (1, 4)])
+def test_padded_spectrum_saves_an_all_to_all_and_irfftn_takes_it_back(grid):
+    mesh = pfft.make_mesh(grid)
+    x = np.random.default_rng(2).standard_normal((16, 8, 12)).astype(np.float32)
+    plan = pfft.plan(x.shape, x.dtype, mesh, kind="r2c", spectrum="padded")
+    numpy_plan = pfft.plan(x.shape, x.dtype, mesh, kind="r2c")
+    assert plan.chain.exchanges == len(mesh.axis_names) - (1 if grid == (1, 4) else 0)
+    assert plan.chain.exchanges <= numpy_plan.chain.exchanges
+    k = plan.forward(x)
+    assert k.shape == plan.out_shape and k.sharding.is_equivalent_to(plan.out_sharding, 3)
+    want = np.fft.rfftn(x.astype(np.float64))
+    got = np.asarray(k)
+    assert rel_err(got[..., :7], want) <= 1e-6
+    assert np.all(got[..., 7:] == 0)                    # the padding holds zeros
+    assert rel_err(plan.backward(k), x) <= 1e-6
+    assert rel_err(pfft.irfftn(k, s=x.shape), x) <= 1e-6    # numpy would crop it too
+    # wavenumbers that match the padded pencil
+    kx, ky, kz = plan.wavenumbers()
+    assert kz.shape == (1, 1, plan.out_shape[2])
+    assert np.allclose(np.asarray(kz)[0, 0, :7], np.fft.rfftfreq(12))
+    assert np.all(np.asarray(kz)[0, 0, 7:] == 0)
+    assert np.allclose(np.asarray(kx)[:, 0, 0], np.fft.fftfreq(16))
+
+
+def test_wavenumbers_and_k2_follow_numpy_and_the_output_sharding():
+    mesh = pfft.make_mesh((2, 2))
+    plan = pfft.plan((8, 12, 10), np.float64, mesh, kind="r2c")
+    kx, ky, kz = plan.wavenumbers(d=0.5, angular=True)
+    assert np.allclose(np.asarray(ky)[0, :, 0], 2 * np.pi * np.fft.fftfreq(12, 0.5))
+    assert np.allclose(np.asarray(kz)[0, 0, :], 2 * np.pi * np.fft.rfftfreq(10, 0.5))
+    k2 = plan.k2()
+    fx, fy, fz = np.meshgrid(np.fft.fftfreq(8), np.fft.fftfreq(12), np.fft.rfftfreq(10),
+                             indexing="ij")
+    assert np.allclose(np.asarray(k2), fx**2 + fy**2 + fz**2)
+    assert k2.sharding.is_equivalent_to(plan.out_sharding, 3)
+    assert np.allclose(np.asarray(plan.kabs()), np.sqrt(fx**2 + fy**2 + fz**2))
+
+
+def test_rfftn_rejects_complex_input_and_irfftn_needs_points():
+    with pytest.raises(TypeError, match="real"):
+        pfft.rfftn(np.ones((4, 4, 4), np.complex64))
+    with pytest.raises(ValueError, match="points"):
+        pfft.irfftn(np.ones((4, 4, 1), np.complex64))
+
+
+def test_batch_axes_and_float32_promotion():
+    mesh = pfft.make_mesh((2, 4))
+    x = np.random.default_rng(3).standard_normal((3, 8, 8, 9)).astype(np.float32)
+    k = pfft.rfftn(pfft.device_put(x, mesh))
+    assert k.dtype == np.complex64 and k.shape == (3, 8, 8, 5)
+    assert rel_err(k, np.fft.rfftn(x.astype(np.float64), axes=(1, 2, 3))) <= 1e-6
+    y = pfft.irfftn(k, s=(8, 8, 9))
+    assert y.dtype == np.float32 and rel_err(y, x) <= 1e-6
+    k16 = pfft.rfftn(np.arange(64, dtype=np.int32).reshape(4, 4, 4))
+    assert k16.dtype == np.complex128
+
+
+def test_plan_printout_names_the_real_stages():
+    plan = pfft.plan((16, 16, 16), np.float32, pfft.make_mesh((2, 2)), kind="r2c")
+    text = repr(plan)
+    assert "rfftn" in text and "rfft axis 2 (local), axis 2: 16 -> 9 points" in text
+    assert text.count("all_to_all") == 3
+    assert plan.out_sharding.spec == P("y", "x", None)
