@@ -156,12 +156,36 @@ def _prepare(x, s, axes, norm, mesh, where: str):
     axes = normalize_axes(axes, x.ndim, where, s)
     s = _normalize_s(s, axes, x.shape, where) if s is not None else None
     complex_dtype(x.dtype)                               # reject bad dtypes early
+    lengths = s or tuple(x.shape[a] for a in axes)
+    for a, n in zip(axes, lengths):
+        if n < 1:
+            raise ValueError(f"{where}: invalid number of data points ({n}) along axis {a} "
+                             f"of an array of shape {tuple(x.shape)}; pass s to zero-pad")
     if mesh is None:
         mesh = mesh_of(x)
     elif not isinstance(mesh, (Mesh, jax.sharding.AbstractMesh)):
         raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
+    else:
+        _check_same_devices(x, mesh, where)
     grid_axes(mesh)                                      # at most two distributed axes
     return x, s, axes, norm, mesh
+
+
+def _devices(mesh):
+    return None if isinstance(mesh, jax.sharding.AbstractMesh) else frozenset(mesh.devices.flat)
+
+
+def _check_same_devices(x, mesh, where: str) -> None:
+    """An array sharded over several devices must be on ``mesh``'s devices."""
+    x_mesh = None if is_tracer(x) else mesh_of(x)
+    if x_mesh is None or x_mesh.size == 1:
+        return                                           # numpy or one device: placed on mesh
+    have, want = _devices(x_mesh), _devices(mesh)
+    if have is not None and want is not None and have != want:
+        raise ValueError(
+            f"{where}: x is sharded over devices {sorted(d.id for d in have)} but mesh= holds "
+            f"devices {sorted(d.id for d in want)}; move it first (pfft.device_put(x, mesh)) "
+            f"or leave mesh= out to use x's own mesh")
 
 
 def _place_out(y, out_sharding, mesh, where: str):
@@ -170,9 +194,12 @@ def _place_out(y, out_sharding, mesh, where: str):
             if mesh is None:
                 raise ValueError(f"{where}: out_sharding as a PartitionSpec needs a mesh")
             out_sharding = NamedSharding(mesh, out_sharding)
-        if mesh is not None and out_sharding.mesh.shape != mesh.shape:
+        if mesh is not None and (out_sharding.mesh.shape != mesh.shape or (
+                _devices(out_sharding.mesh) not in (None, _devices(mesh)) and
+                _devices(mesh) is not None)):
             raise ValueError(f"{where}: out_sharding is on a mesh {dict(out_sharding.mesh.shape)} "
-                             f"other than the input's {dict(mesh.shape)}")
+                             f"other than the transform's {dict(mesh.shape)} (or on other "
+                             f"devices); give a sharding on the same mesh")
         y = place(y, out_sharding)
     return y
 

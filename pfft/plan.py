@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import functools
 import math
+import operator
 import threading
 from typing import Callable
 
@@ -136,9 +137,9 @@ class Plan:
             if tuple(x.shape) != chain.in_layout.padded_shape:
                 raise ValueError(f"plan for input shape {chain.in_layout.padded_shape} called on an "
                                  f"array of shape {tuple(x.shape)}")
-            if np.issubdtype(want, np.floating) and np.issubdtype(x.dtype, np.complexfloating):
-                raise TypeError(f"this plan's input is real ({want}); got a complex array "
-                                f"({x.dtype})")
+            if jnp.promote_types(x.dtype, want) != want:
+                raise TypeError(f"plan input must be {want} (or cast to it without loss), "
+                                f"got an array of dtype {np.dtype(x.dtype)}")
             x = x.astype(want)
             if self.mesh is None or not self.grid:          # one device: a plain local FFT
                 return local(x)
@@ -362,8 +363,18 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     if spectrum == "padded" and kind != "r2c":
         raise ValueError("plan: spectrum='padded' is for kind='r2c' (a complex transform's "
                          "output is never padded)")
-    shape = tuple(int(n) for n in shape)
-    dtype = complex_dtype(np.dtype(dtype))
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"plan: shape must be a sequence of ints, got {shape!r}") from None
+    if not shape or any(n < 1 for n in shape):
+        raise ValueError(f"plan: shape must have at least one axis and positive sizes, "
+                         f"got {shape}")
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"plan: dtype {dtype!r} is not a numpy dtype") from None
+    dtype = complex_dtype(dtype)
     axes = normalize_axes(axes, len(shape), "plan")
     norm = check_norm(norm, "plan")
     grid = grid_axes(mesh)
