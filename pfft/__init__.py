@@ -9,8 +9,10 @@ from .api import device_put, fftn, ifftn, irfftn, rfftn
 from .grid import dims_create, make_mesh
 from .layout import Layout
 from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
+from .tuning import forget_wisdom, load_wisdom, save_wisdom, tune
 
 __version__ = "0.1.0"
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put", "make_mesh", "dims_create", "plan", "Plan",
-           "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache"]
+           "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
+           "tune", "save_wisdom", "load_wisdom", "forget_wisdom"]

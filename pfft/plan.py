@@ -318,7 +318,8 @@ def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "
 
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
-         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy") -> Plan:
+         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
+         tune: str | None = None) -> Plan:
     """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) for arrays of one shape.
 
     Parameters
@@ -348,6 +349,13 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         transform ends in, its halved axis zero-padded to a multiple of the grid
         axis splitting it: one all-to-all fewer on a pencil grid.
         :meth:`Plan.backward` and :func:`pfft.irfftn` take it back.
+    tune
+        ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
+        :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
+        there is such wisdom (saved with :func:`pfft.save_wisdom`, read with
+        :func:`pfft.load_wisdom`), else ``mesh``. ``"measure"``: the same, but tune now
+        when there is no wisdom yet. The plan's mesh then has that grid (same devices
+        and axis types); place inputs with ``plan.in_sharding``.
 
     Returns
     -------
@@ -389,6 +397,35 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
             raise ValueError(
                 f"plan: in_sharding {spec} cannot be used for shape {shape} on grid {grid}: "
                 f"each array axis may be split by one mesh axis, evenly")
+    if tune is not None:
+        if tune not in ("wisdom", "measure"):
+            raise ValueError(f"plan: tune must be None, 'wisdom' or 'measure', got {tune!r}")
+        if in_sharding is not None:
+            raise ValueError("plan: tune chooses the grid, so it cannot honour in_sharding")
+        if mesh is not None and grid:
+            mesh = _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, tune)
+            grid = grid_axes(mesh)
     if layout is None:
         layout = default_layout(shape, axes, grid)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum)
+
+
+def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode):
+    """``mesh``'s devices on the grid wisdom prefers (tuning first for ``"measure"``)."""
+    from . import tuning
+    from .grid import make_mesh
+
+    devices = list(mesh.devices.flat)
+    entry = tuning.lookup(shape, dtype, kind, axes, norm, devices)
+    if entry is None and mode == "measure":
+        tuning.tune(shape, dtype, devices, kind=kind, axes=axes, norm=norm,
+                    spectra=(spectrum,))
+        entry = tuning.lookup(shape, dtype, kind, axes, norm, devices)
+    if entry is None:
+        return mesh
+    grid = tuple(entry["grid"])
+    types = {jax.sharding.AxisType.Explicit: "explicit", jax.sharding.AxisType.Auto: "auto"}
+    axis_types = types.get(tuple(mesh.axis_types)[0], "explicit")
+    if tuple(s for s in mesh.devices.shape if s > 1) == tuple(s for s in grid if s > 1):
+        return mesh
+    return make_mesh(grid, devices, axis_types=axis_types)

@@ -1,0 +1,221 @@
+"""Plan tuning and wisdom, in FFTW's vocabulary.
+
+:func:`tune` times the candidate plans for one problem (every slab and pencil grid
+the devices allow, both real-transform spectrum layouts where allowed) within a time
+budget, with a progress bar, and returns the fastest. Each result is kept as
+*wisdom*, keyed by shape, dtype, kind, axes, norm, device kind and device count;
+:func:`save_wisdom`/:func:`load_wisdom` write and read it as JSON, and
+``pfft.plan(..., tune="wisdom")`` reuses it without timing again.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+import threading
+import time
+from typing import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh
+
+from .grid import make_mesh
+
+__all__ = ["tune", "save_wisdom", "load_wisdom", "forget_wisdom", "wisdom", "wisdom_key",
+           "candidate_grids"]
+
+_WISDOM: dict[str, dict] = {}
+_LOCK = threading.Lock()
+WISDOM_VERSION = 1
+
+
+def wisdom_key(shape, dtype, kind: str, axes, norm: str, devices) -> str:
+    """The key a tuning result is filed under (a readable string, stable across runs)."""
+    devices = list(devices)
+    return json.dumps({"shape": [int(n) for n in shape], "dtype": np.dtype(dtype).name,
+                       "kind": kind, "axes": [int(a) for a in axes], "norm": norm,
+                       "device_kind": devices[0].device_kind, "devices": len(devices)},
+                      sort_keys=True)
+
+
+def candidate_grids(n: int) -> list[tuple[int, ...]]:
+    """Every slab ``(n,)`` and pencil ``(p, q)`` grid of ``n`` devices (``p, q > 1``)."""
+    if n == 1:
+        return [(1,)]
+    pencils = [(p, n // p) for p in range(2, n // 2 + 1) if n % p == 0]
+    return [(n,)] + pencils
+
+
+def _devices_of(devices_or_mesh) -> list:
+    if devices_or_mesh is None:
+        return list(jax.devices())
+    if isinstance(devices_or_mesh, Mesh):
+        return list(devices_or_mesh.devices.flat)
+    if isinstance(devices_or_mesh, (int, np.integer)):
+        return list(jax.devices()[:int(devices_or_mesh)])
+    return list(devices_or_mesh)
+
+
+class _Progress:
+    """tqdm when installed, else one line per step on stderr."""
+
+    def __init__(self, total: int, enabled: bool, desc: str):
+        self.bar = None
+        self.enabled = enabled
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+                self.bar = tqdm(total=total, desc=desc, leave=False)
+            except ImportError:
+                print(f"{desc}: {total} candidates", file=sys.stderr)
+
+    def step(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(text)
+            self.bar.update(1)
+        elif self.enabled:
+            print(f"  {text}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c",
+         axes: Sequence[int] | None = None, norm: str = "backward",
+         spectra: Sequence[str] = ("numpy",), budget_s: float = 60.0, repeats: int = 3,
+         progress: bool = True):
+    """Time the candidate plans for one problem and return the fastest.
+
+    Parameters
+    ----------
+    shape, dtype, kind, axes, norm
+        The problem, as for :func:`pfft.plan`.
+    devices_or_mesh
+        The devices to spread over: a mesh, a sequence of devices, a count, or
+        ``None`` for all of ``jax.devices()``. Every slab and pencil grid of them is a
+        candidate (the mesh's own shape is only one of them).
+    spectra
+        Real plans: the spectrum layouts allowed (add ``"padded"`` if your code takes
+        the padded spectrum; see :func:`pfft.plan`).
+    budget_s
+        Time budget in seconds. Candidates are timed one after another (compile,
+        warm-up, ``repeats`` runs); once the budget is spent no new candidate is
+        started, so the total exceeds it by at most one candidate's time. At least
+        one candidate is always timed.
+    repeats
+        Timed runs per candidate (the median counts).
+    progress
+        Show a progress bar (tqdm if installed).
+
+    Returns
+    -------
+    Plan
+        The fastest plan; its timings are kept as wisdom (see :func:`save_wisdom`).
+    """
+    from .api import check_norm, complex_dtype, normalize_axes
+    from .plan import plan as make_plan
+
+    devices = _devices_of(devices_or_mesh)
+    shape = tuple(int(n) for n in shape)
+    axes = normalize_axes(axes, len(shape), "tune")
+    norm = check_norm(norm, "tune")
+    cdtype = complex_dtype(np.dtype(dtype))
+    if budget_s < 0 or repeats < 1:
+        raise ValueError(f"tune: budget_s must be >= 0 and repeats >= 1, got {budget_s!r}, "
+                         f"{repeats!r}")
+    spectra = tuple(spectra) if kind == "r2c" else ("numpy",)
+    candidates = [(grid, spectrum) for grid in candidate_grids(len(devices))
+                  for spectrum in spectra]
+    in_dtype = np.dtype(np.finfo(cdtype).dtype) if kind == "r2c" else cdtype
+    rng = np.random.default_rng(0)
+    host = rng.standard_normal(shape).astype(in_dtype)
+    start = time.perf_counter()
+    timings: dict[str, float] = {}
+    best = None
+    bar = _Progress(len(candidates), progress, f"pfft.tune {shape} {cdtype.name} {kind}")
+    try:
+        for grid, spectrum in candidates:
+            if timings and time.perf_counter() - start > budget_s:
+                break
+            mesh = make_mesh(grid, devices)
+            plan = make_plan(shape, cdtype, mesh, axes=axes, norm=norm, kind=kind,
+                             spectrum=spectrum)
+            x = jax.device_put(host, plan.in_sharding)
+            fn = jax.jit(plan.forward)
+            fn(x).block_until_ready()
+            runs = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                fn(x).block_until_ready()
+                runs.append(time.perf_counter() - t0)
+            t = statistics.median(runs)
+            name = "x".join(map(str, grid)) + ("" if spectrum == "numpy" else f" {spectrum}")
+            timings[name] = t
+            if best is None or t < best[0]:
+                best = (t, grid, spectrum, plan)
+            bar.step(f"{name}: {1e3 * t:.1f} ms")
+    finally:
+        bar.close()
+    t, grid, spectrum, plan = best
+    key = wisdom_key(shape, cdtype, kind, axes, norm, devices)
+    with _LOCK:
+        _WISDOM[key] = {"grid": list(grid), "spectrum": spectrum, "time_s": t,
+                        "timings_s": timings, "jax": jax.__version__,
+                        "tuned_in_s": time.perf_counter() - start}
+    return plan
+
+
+def wisdom() -> dict[str, dict]:
+    """A copy of the wisdom gathered so far (key -> best grid, spectrum and timings)."""
+    with _LOCK:
+        return json.loads(json.dumps(_WISDOM))
+
+
+def lookup(shape, dtype, kind, axes, norm, devices) -> dict | None:
+    """The wisdom entry for this problem on these devices, or ``None``."""
+    with _LOCK:
+        entry = _WISDOM.get(wisdom_key(shape, dtype, kind, axes, norm, devices))
+    return None if entry is None else dict(entry)
+
+
+def save_wisdom(path) -> None:
+    """Write the wisdom to ``path`` as JSON."""
+    with _LOCK:
+        data = {"pfft_wisdom": WISDOM_VERSION, "entries": _WISDOM}
+        text = json.dumps(data, indent=1, sort_keys=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def load_wisdom(path) -> int:
+    """Add the wisdom saved in ``path`` (entries there replace ones here).
+
+    Returns
+    -------
+    int
+        How many entries were read.
+    """
+    with open(path) as f:
+        data = json.load(f)
+    if not isinstance(data, dict) or data.get("pfft_wisdom") != WISDOM_VERSION:
+        raise ValueError(f"load_wisdom: {path} is not a pfft wisdom file (version "
+                         f"{WISDOM_VERSION})")
+    entries = data["entries"]
+    for key, entry in entries.items():
+        json.loads(key)
+        if not isinstance(entry.get("grid"), list) or not all(
+                isinstance(g, int) and g >= 1 for g in entry["grid"]) or \
+                math.prod(entry["grid"]) != json.loads(key)["devices"]:
+            raise ValueError(f"load_wisdom: bad entry for {key}: {entry!r}")
+    with _LOCK:
+        _WISDOM.update(entries)
+    return len(entries)
+
+
+def forget_wisdom() -> None:
+    """Drop all wisdom."""
+    with _LOCK:
+        _WISDOM.clear()

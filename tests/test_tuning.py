@@ -1,0 +1,89 @@
+"""pfft.tune times candidate plans within a budget; wisdom round-trips through JSON."""
+import json
+import time
+
+import jax
+import numpy as np
+import pytest
+
+import pfft
+from pfft import tuning
+from conftest import rel_err
+
+
+@pytest.fixture(autouse=True)
+def _no_wisdom():
+    pfft.forget_wisdom()
+    yield
+    pfft.forget_wisdom()
+
+
+def test_candidate_grids_are_every_slab_and_pencil():
+    assert tuning.candidate_grids(8) == [(8,), (2, 4), (4, 2)]
+    assert tuning.candidate_grids(4) == [(4,), (2, 2)]
+    assert tuning.candidate_grids(1) == [(1,)]
+
+
+def test_tune_returns_the_fastest_plan_and_it_computes_the_same_numbers():
+    devices = jax.devices()[:4]
+    plan = pfft.tune((16, 12, 8), np.complex128, devices, repeats=2, progress=False)
+    entry = tuning.lookup((16, 12, 8), np.complex128, "c2c", (0, 1, 2), "backward", devices)
+    assert set(entry["timings_s"]) == {"4", "2x2"}
+    assert entry["time_s"] == min(entry["timings_s"].values())
+    assert "x".join(map(str, entry["grid"])) == min(entry["timings_s"],
+                                                  key=entry["timings_s"].get)
+    x = np.random.default_rng(0).standard_normal((16, 12, 8)) + 0j
+    untuned = pfft.plan(x.shape, x.dtype, pfft.make_mesh((2, 2), devices))
+    assert rel_err(plan.forward(x), untuned.forward(x)) <= 1e-12
+    assert rel_err(plan.forward(x), np.fft.fftn(x)) <= 1e-12
+
+
+def test_tuning_respects_its_time_budget():
+    start = time.perf_counter()
+    pfft.tune((8, 8, 8), np.complex64, 8, budget_s=0.0, repeats=1, progress=False)
+    entry = tuning.lookup((8, 8, 8), np.complex64, "c2c", (0, 1, 2), "backward",
+                          jax.devices()[:8])
+    assert len(entry["timings_s"]) == 1              # budget spent: no second candidate
+    one = time.perf_counter() - start
+    start = time.perf_counter()
+    pfft.tune((8, 8, 8), np.complex128, 8, budget_s=one, repeats=1, progress=False)
+    assert time.perf_counter() - start <= 3 * one + 2.0
+    full = pfft.tune((8, 8, 6), np.float32, 8, kind="r2c", spectra=("numpy", "padded"),
+                     budget_s=600, repeats=1, progress=False)
+    entry = tuning.lookup((8, 8, 6), np.complex64, "r2c", (0, 1, 2), "backward",
+                          jax.devices()[:8])
+    assert len(entry["timings_s"]) == 6 and full.kind == "r2c"
+
+
+def test_wisdom_round_trips_and_plan_reuses_it(tmp_path):
+    devices = jax.devices()[:8]
+    mesh = pfft.make_mesh((2, 4), devices)
+    pfft.tune((8, 16, 8), np.complex64, mesh, repeats=1, progress=False)
+    best = tuning.lookup((8, 16, 8), np.complex64, "c2c", (0, 1, 2), "backward", devices)
+    path = tmp_path / "wisdom.json"
+    pfft.save_wisdom(path)
+    assert json.loads(path.read_text())["pfft_wisdom"] == 1
+    pfft.forget_wisdom()
+    assert pfft.plan((8, 16, 8), np.complex64, mesh, tune="wisdom").mesh is mesh  # none yet
+    assert pfft.load_wisdom(path) == 1
+    assert tuning.lookup((8, 16, 8), np.complex64, "c2c", (0, 1, 2), "backward",
+                         devices) == best
+    plan = pfft.plan((8, 16, 8), np.complex64, mesh, tune="wisdom")
+    assert tuple(s for s in plan.mesh.devices.shape) == tuple(best["grid"])
+    assert set(plan.mesh.devices.flat) == set(devices)
+    x = np.random.default_rng(1).standard_normal((8, 16, 8)).astype(np.complex64)
+    assert rel_err(plan.forward(x), np.fft.fftn(x)) <= 1e-6
+
+
+def test_plan_can_measure_on_first_use_and_bad_wisdom_is_refused(tmp_path):
+    mesh = pfft.make_mesh((4,))
+    plan = pfft.plan((8, 8, 4), np.complex64, mesh, tune="measure")
+    assert tuning.lookup((8, 8, 4), np.complex64, "c2c", (0, 1, 2), "backward",
+                         list(mesh.devices.flat)) is not None
+    assert set(plan.mesh.devices.flat) == set(mesh.devices.flat)
+    with pytest.raises(ValueError, match="tune"):
+        pfft.plan((8, 8, 4), np.complex64, mesh, tune="fast")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"something": "else"}))
+    with pytest.raises(ValueError, match="not a pfft wisdom file"):
+        pfft.load_wisdom(bad)
