@@ -23,7 +23,7 @@ from jax import lax
 from .engines import xla as xla_engine
 from .planner import Chain
 from .transports import xla as xla_transport
-from .stages import Exchange, Gather, LocalFFT, RealFFT, Scatter
+from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter
 
 __all__ = ["run_chain"]
 
@@ -104,6 +104,30 @@ def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) 
     block.data = data
 
 
+def _resize_spectrum(block: Block, st: Resize) -> None:
+    """Keep (or zero-pad back) the low frequencies along a local axis."""
+    pos = block.order.index(st.axis)
+    data = block.data
+    small, big = sorted((st.n_from, st.n_to))
+    low, high = (small, 0) if st.halved else (-(-small // 2), small // 2)
+    if st.n_to < st.n_from:                          # truncate
+        parts = [lax.slice_in_dim(data, 0, low, axis=pos)]
+        if high:
+            parts.append(lax.slice_in_dim(data, big - high, big, axis=pos))
+        block.data = jnp.concatenate(parts, axis=pos) if len(parts) > 1 else parts[0]
+    else:                                            # zero-pad: the transpose
+        pad = [(0, 0)] * data.ndim
+        pad[pos] = (0, big - small)
+        head = lax.slice_in_dim(data, 0, low, axis=pos)
+        if not high:
+            block.data = jnp.pad(head, pad)
+            return
+        zeros_shape = list(data.shape)
+        zeros_shape[pos] = big - small
+        tail = lax.slice_in_dim(data, low, small, axis=pos)
+        block.data = jnp.concatenate([head, jnp.zeros(zeros_shape, data.dtype), tail], axis=pos)
+
+
 def _pad_axis(data: jax.Array, pos: int, length: int) -> jax.Array:
     """Zero-pad physical axis ``pos`` of ``data`` at its end to ``length``."""
     if data.shape[pos] == length:
@@ -173,6 +197,8 @@ def _natural_scale(chain: Chain, inverse: bool, engine) -> float:
             shape[st.axis] = st.n
             factor *= engine.natural_scale(not st.to_complex,
                                            math.prod(shape[a] for a in st.axes))
+        elif isinstance(st, Resize) and not st.halved:
+            shape[st.axis] = st.n_to
     return factor
 
 
@@ -194,6 +220,9 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
         elif isinstance(st, RealFFT):
             _real_fft(block, st, inverse, weighted, engine)
             shape[st.axis] = st.half if st.to_complex else st.n
+        elif isinstance(st, Resize):
+            _resize_spectrum(block, st)
+            shape[st.axis] = st.n_to
         elif isinstance(st, Exchange):
             _exchange(block, st, shape, _next_fft(stages, i), transport)
         elif isinstance(st, Gather):

@@ -76,7 +76,7 @@ class Plan:
 
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
-                 chain: Chain | None = None):
+                 padding: tuple[tuple[int, int], ...] = (), chain: Chain | None = None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
@@ -86,14 +86,21 @@ class Plan:
         self.kind = kind
         self.spectrum = spectrum
         self.grid = in_layout.grid
-        self.chain: Chain = chain or build_chain(in_layout, self.axes, kind=kind, n=n,
-                                                 even_output=(spectrum == "numpy" or kind == "c2r"))
+        self.padding = dict(padding)              # axis -> spectral length kept (dealiasing)
+        self.chain: Chain = chain or build_chain(
+            in_layout, self.axes, kind=kind, n=n, spectral=self.padding or None,
+            even_output=(spectrum == "numpy" or kind == "c2r"))
         self._chains = {False: self.chain, True: self.chain.reversed()}
         lengths = dict(zip(self.axes, (self.shape[a] for a in self.axes)))
         real = self.chain.real_stage
         if real is not None:
             lengths[real.axis] = real.n
-        self.size = math.prod(lengths.values())
+        kept = {a: self.padding.get(a, n) for a, n in lengths.items()}
+        # numpy's scaling for the spectral grid; the forward also rescales the sums
+        # of the finer (padded) grid to the spectral grid's: (N / M) per axis
+        self.spectral_shape = tuple(kept.get(a, n) for a, n in enumerate(self.shape))
+        self.size = math.prod(kept.values())
+        self._dealias = math.prod(kept.values()) / math.prod(lengths.values())
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
         self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
@@ -154,8 +161,12 @@ class Plan:
     def apply(self, block, variant: Variant):
         """Run ``variant`` of the chain on one device's ``block``."""
         return run_chain(block, self._chains[variant.reverse], inverse=variant.inverse,
-                         scale=norm_scale(self.norm, variant.inverse, self.size),
+                         scale=self._scale(variant.inverse),
                          weighted=variant.weighted)
+
+    def _scale(self, inverse: bool) -> float:
+        scale = norm_scale(self.norm, inverse, self.size)
+        return scale if inverse else scale * self._dealias
 
     def out_type(self, aval, variant: Variant):
         """Local block shape and dtype of ``variant``'s output; the grid's mesh axes
@@ -176,7 +187,8 @@ class Plan:
             self._batched[size] = Plan((size,) + self.shape, self.dtype, self.mesh,
                                        tuple(a + 1 for a in self.axes), self.norm,
                                        chain.in_layout, kind=self.kind,
-                                       spectrum=self.spectrum, chain=chain)
+                                       spectrum=self.spectrum, chain=chain,
+                                       padding=tuple((a + 1, n) for a, n in self.padding.items()))
         return self._batched[size]
 
     # -- wavenumbers -------------------------------------------------------------------
@@ -206,7 +218,7 @@ class Plan:
         result = []
         for a in sorted(self.axes):
             step = float(spacing[self.axes.index(a)])
-            n = self.shape[a]
+            n = self.spectral_shape[a]
             freq = np.fft.rfftfreq(n, step) if (real and a == real.axis) else np.fft.fftfreq(n, step)
             if angular:
                 freq = 2 * np.pi * freq
@@ -310,16 +322,18 @@ def clear_plan_cache() -> None:
 
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
-             n: int | None = None, spectrum: str = "numpy") -> Plan:
+             n: int | None = None, spectrum: str = "numpy", padding=()) -> Plan:
     """The cached plan for these arguments (made on first use)."""
-    key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum)
+    key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
+           tuple(padding))
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
-                                                kind=kind, n=n, spectrum=spectrum))
+                                                kind=kind, n=n, spectrum=spectrum,
+                                                padding=tuple(padding)))
 
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
-         tune: str | None = None) -> Plan:
+         padding: float = 1.0, tune: str | None = None) -> Plan:
     """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) for arrays of one shape.
 
     Parameters
@@ -349,6 +363,14 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         transform ends in, its halved axis zero-padded to a multiple of the grid
         axis splitting it: one all-to-all fewer on a pencil grid.
         :meth:`Plan.backward` and :func:`pfft.irfftn` take it back.
+    padding
+        Dealiasing factor (at least 1; ``1.5`` is the 3/2 rule). ``shape`` is then the
+        spectral grid ``N``; the plan's input (:attr:`Plan.in_shape`) is the finer
+        physical grid ``ceil(padding * N)`` along each transformed axis. The forward
+        transform keeps the lowest ``N`` frequencies of each axis (truncating each
+        axis right after its FFT, while it is local: nothing is gathered) and the
+        backward zero-pads them back. Scaling follows numpy's for the ``N`` grid, so
+        the spectrum of a band-limited field is the same as from ``N`` samples.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
@@ -385,6 +407,18 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     dtype = complex_dtype(dtype)
     axes = normalize_axes(axes, len(shape), "plan")
     norm = check_norm(norm, "plan")
+    try:
+        padding = float(padding)
+    except (TypeError, ValueError):
+        raise TypeError(f"plan: padding must be a number >= 1, got {padding!r}") from None
+    if not padding >= 1.0 or not math.isfinite(padding):
+        raise ValueError(f"plan: padding must be a finite number >= 1, got {padding!r}")
+    spectral = ()
+    if padding > 1.0:
+        spectral = tuple((a, shape[a]) for a in axes)
+        shape = tuple(math.ceil(padding * n - 1e-9) if a in axes else n
+                      for a, n in enumerate(shape))
+        spectral = tuple((a, n) for a, n in spectral if shape[a] != n)
     grid = grid_axes(mesh)
     layout = None
     if in_sharding is not None:
@@ -407,7 +441,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
             grid = grid_axes(mesh)
     if layout is None:
         layout = default_layout(shape, axes, grid)
-    return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum)
+    return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
+                    padding=spectral)
 
 
 def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode):

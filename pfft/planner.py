@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .layout import Layout
-from .stages import Exchange, Gather, LocalFFT, RealFFT, Stage
+from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Stage
 
 __all__ = ["Chain", "build_chain", "KINDS"]
 
@@ -51,13 +51,16 @@ class Chain:
                 return replace(st, axes=tuple(a + 1 for a in st.axes))
             if isinstance(st, Exchange):
                 return replace(st, gather=st.gather + 1, scatter=st.scatter + 1)
+            if isinstance(st, Resize):
+                return replace(st, axis=st.axis + 1)
             return replace(st, axis=st.axis + 1)
         return Chain(self.in_layout.with_leading_axis(n), self.out_layout.with_leading_axis(n),
                      tuple(shift(st) for st in self.stages))
 
 
 def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
-                n: int | None = None, even_output: bool = True) -> Chain:
+                n: int | None = None, even_output: bool = True,
+                spectral: dict[int, int] | None = None) -> Chain:
     """Plan a transform over ``axes`` starting from ``in_layout``.
 
     Parameters
@@ -74,6 +77,10 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
     even_output
         Make every axis of the output evenly split (JAX can hold it). ``False``
         leaves the last pencil as it is, padded.
+    spectral
+        Dealiasing (``r2c``/``c2c``): per axis, the length of the spectrum to keep
+        (smaller than the input's); each axis is truncated right after its FFT,
+        while it is local. For the halved axis give the real length.
 
     Every mesh axis that splits the input keeps splitting some array axis; mesh
     axes the input is replicated over stay replicated (the work is repeated there).
@@ -103,6 +110,11 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
                 layout = layout.with_size(real, n // 2 + 1 if kind == "r2c" else n)
             else:
                 stages.append(LocalFFT(ready))
+            for a in (a for a in ready if a in (spectral or {})):   # dealiasing
+                want = spectral[a] // 2 + 1 if a == real and kind == "r2c" else spectral[a]
+                if want != layout.shape[a]:
+                    stages.append(Resize(a, layout.shape[a], want, halved=(a == real)))
+                    layout = layout.with_size(a, want)
             done.update(ready)
             continue
         pending = [a for a in axes if a not in done and allowed(a)]

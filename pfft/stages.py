@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LocalFFT", "RealFFT", "Exchange", "Gather", "Scatter", "Stage"]
+__all__ = ["LocalFFT", "RealFFT", "Resize", "Exchange", "Gather", "Scatter", "Stage"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,29 @@ class RealFFT:
                         else ("irfft", (self.half, self.n)))
         what = f"axis {self.axis}" if len(self.axes) == 1 else f"axes {self.axes}"
         return f"{name} {what} (local), axis {self.axis}: {a} -> {b} points"
+
+
+@dataclass(frozen=True)
+class Resize:
+    """Truncate (or zero-pad) the spectrum along a local axis: dealiasing.
+
+    Keeps the lowest frequencies: for a full axis the first ``ceil(n/2)`` and last
+    ``floor(n/2)`` bins (numpy's ``fftfreq`` order), for a ``halved`` axis (a real
+    transform's) the first ``n``. Zero-padding puts them back in place: it is the
+    exact transpose of truncation.
+    """
+
+    axis: int
+    n_from: int
+    n_to: int
+    halved: bool = False
+
+    def inverse(self) -> "Resize":
+        return Resize(self.axis, self.n_to, self.n_from, self.halved)
+
+    def __str__(self) -> str:
+        what = "truncate" if self.n_to < self.n_from else "zero-pad"
+        return f"{what} spectrum axis {self.axis}: {self.n_from} -> {self.n_to} (local)"
 
 
 @dataclass(frozen=True)
@@ -103,4 +126,4 @@ class Scatter:
         return f"split axis {self.axis} over {self.mesh_axis!r} ({self.size}) (local slice)"
 
 
-Stage = LocalFFT | RealFFT | Exchange | Gather | Scatter
+Stage = LocalFFT | RealFFT | Resize | Exchange | Gather | Scatter

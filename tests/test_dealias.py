@@ -1,0 +1,119 @@
+"""Dealiasing plans (padding=1.5, the 3/2 rule): the forward keeps the low
+frequencies of the finer grid's spectrum, the backward zero-pads them back."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import pfft
+from conftest import rel_err
+
+
+def _keep(n_big, n, halved=False):
+    """Indices of the spectrum of n_big points that an n-point spectrum keeps."""
+    if halved:
+        return np.arange(n // 2 + 1)
+    return np.r_[np.arange(-(-n // 2)), np.arange(n_big - n // 2, n_big)]
+
+
+def _truncate(k, spectral, halved_axis=None):
+    for a, n in enumerate(spectral):
+        k = np.take(k, _keep(k.shape[a], n, a == halved_axis), axis=a)
+    return k
+
+
+def _band_limited(shape_n, shape_m, rng, real=False):
+    """The same band-limited field sampled on the N grid and on the finer M grid."""
+    k = rng.standard_normal(shape_n) + 1j * rng.standard_normal(shape_n)
+    for a, n in enumerate(shape_n):                 # drop the Nyquist modes: exact on both grids
+        if n % 2 == 0:
+            index = [slice(None)] * 3
+            index[a] = n // 2
+            k[tuple(index)] = 0
+    x_n = np.fft.ifftn(k)
+    big = np.zeros(shape_m, complex)
+    index = np.ix_(*[_keep(m, n) for m, n in zip(shape_m, shape_n)])
+    big[index] = k
+    x_m = np.fft.ifftn(big) * np.prod(shape_m) / np.prod(shape_n)
+    if real:
+        x_n, x_m = x_n.real, x_m.real
+    return x_n, x_m
+
+
+@pytest.mark.parametrize("grid", [(1,), (2, 2), (4,), (2, 4)])
+@pytest.mark.parametrize("norm", ["backward", "ortho"])
+def test_dealiased_complex_plan(grid, norm):
+    mesh = pfft.make_mesh(grid)
+    n = (8, 12, 10)
+    plan = pfft.plan(n, np.complex128, mesh, padding=1.5, norm=norm)
+    assert plan.in_shape == (12, 18, 15) and plan.out_shape == n
+    assert repr(plan).count("truncate") == 3
+    x_n, x_m = _band_limited(n, plan.in_shape, np.random.default_rng(0))
+    k = plan.forward(x_m)
+    assert rel_err(k, np.fft.fftn(x_n, norm=norm)) <= 1e-12    # the N-grid spectrum
+    assert rel_err(plan.backward(k), x_m) <= 1e-12             # back on the fine grid
+    # any field: truncation of the fine grid's spectrum, rescaled to the N grid
+    y = np.random.default_rng(1).standard_normal(plan.in_shape) + 0j
+    want = _truncate(np.fft.fftn(y, norm=norm), n)
+    if norm == "backward":
+        want = want * np.prod(n) / np.prod(plan.in_shape)
+    else:
+        want = want * np.sqrt(np.prod(n) / np.prod(plan.in_shape))
+    assert rel_err(plan.forward(y), want) <= 1e-12
+
+
+@pytest.mark.parametrize("grid", [(1,), (2, 2), (1, 4), (2, 4)])
+@pytest.mark.parametrize("n", [(8, 8, 8), (6, 10, 7)])
+def test_dealiased_real_plan(grid, n):
+    mesh = pfft.make_mesh(grid)
+    plan = pfft.plan(n, np.float64, mesh, kind="r2c", padding=1.5)
+    assert plan.out_shape == n[:2] + (n[2] // 2 + 1,)
+    x_n, x_m = _band_limited(n, plan.in_shape, np.random.default_rng(2), real=True)
+    k = plan.forward(x_m)
+    assert rel_err(k, np.fft.rfftn(x_n)) <= 1e-12
+    assert rel_err(plan.backward(k), x_m) <= 1e-12
+    kx, ky, kz = plan.wavenumbers()
+    assert np.allclose(np.asarray(kx).ravel(), np.fft.fftfreq(n[0]))
+    assert np.allclose(np.asarray(kz).ravel(), np.fft.rfftfreq(n[2]))
+
+
+def test_the_three_halves_rule_removes_aliasing_of_a_product():
+    """u*v computed on the padded grid has no aliased modes in the kept spectrum."""
+    mesh = pfft.make_mesh((2, 2))
+    n = (8, 8, 8)
+    plan = pfft.plan(n, np.float64, mesh, kind="r2c", padding=1.5)
+    rng = np.random.default_rng(3)
+    u_hat = np.fft.rfftn(rng.standard_normal(n))
+    v_hat = np.fft.rfftn(rng.standard_normal(n))
+    for k in (u_hat, v_hat):          # the 3/2 rule is exact below the Nyquist modes
+        k[4], k[:, 4], k[..., 4] = 0, 0, 0
+    u, v = plan.backward(u_hat), plan.backward(v_hat)
+    got = plan.forward(u * v)
+    # exact: the product of the two band-limited fields, computed on a grid of 2N
+    fine = pfft.plan(n, np.float64, None, kind="r2c", padding=2.0)
+    exact = fine.forward(fine.backward(u_hat) * fine.backward(v_hat))
+    assert rel_err(got, exact) <= 1e-12
+
+
+def test_dealiased_plans_are_differentiable():
+    mesh = pfft.make_mesh((2, 2))
+    plan = pfft.plan((4, 6, 4), np.float64, mesh, kind="r2c", padding=1.5)
+    x = np.random.default_rng(4).standard_normal(plan.in_shape)
+
+    def loss(a):
+        return jnp.sum(jnp.abs(plan.forward(a)) ** 2)
+
+    def ref(a):
+        k = jnp.fft.rfftn(a)
+        idx = [_keep(6, 4), _keep(9, 6), _keep(6, 4, True)]
+        k = k[np.ix_(*idx)] * (4 * 6 * 4) / np.prod(plan.in_shape)
+        return jnp.sum(jnp.abs(k) ** 2)
+    g = jax.jit(jax.grad(loss))(pfft.device_put(x, mesh))
+    assert rel_err(g, jax.grad(ref)(x)) <= 1e-12
+
+
+def test_padding_is_checked():
+    with pytest.raises(ValueError, match="padding"):
+        pfft.plan((8, 8, 8), np.complex64, padding=0.5)
+    with pytest.raises(TypeError, match="padding"):
+        pfft.plan((8, 8, 8), np.complex64, padding="3/2")
