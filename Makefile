@@ -2,6 +2,9 @@
 # make test : create .venv, install everything the suite needs (MPI from the mpich
 #             wheel, mpi4py, mpi4jax), run the whole suite
 # make bench: the benchmark table (docs/benchmarks.md)
+# make docs : the Sphinx site (warnings are errors) in docs/_build/html
+# make kernels: pfft's native FFT engines under kernels/build/ (docs/engines.md); a failed
+#             build is reported and leaves pfft on XLA's FFT
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,14 +14,14 @@ CUDA_ROOT := $(firstword $(wildcard /usr/local/cuda/include/cuda_runtime.h))
 MPI4JAX_ENV := PATH="$(abspath $(BIN)):$$PATH" MPI4JAX_NO_WARN_JAX_VERSION=1 \
 	$(if $(CUDA_ROOT),CUDA_PATH=/usr/local/cuda,CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench bench-mpi install clean kernels docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.core: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q -e ".[test,docs]"
 	touch $@
 
 $(VENV)/.mpi: $(VENV)/.core
@@ -31,12 +34,25 @@ install: $(VENV)/.mpi
 demo: $(VENV)/.core
 	$(BIN)/python -m benchmarks.demo
 
-test: $(VENV)/.mpi
+kernels: $(VENV)/.core
+	-$(MAKE) -C kernels cpu PYTHON=$(abspath $(BIN)/python)
+	$(if $(shell command -v nvidia-smi),-$(MAKE) -C kernels cuda PYTHON=$(abspath $(BIN)/python))
+
+test: $(VENV)/.mpi kernels
 	$(BIN)/python -m pytest -q tests
+
+docs: $(VENV)/.core
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 bench: $(VENV)/.core
 	$(BIN)/pip install -q -e ".[test,bench]"
 	$(BIN)/python -m benchmarks.fftn_table --plot
 
+# pfft.mpi against mpi4py-fft on 4 MPI ranks (docs/mpi.md). Bench-only: mpi4py-fft builds
+# against a system FFTW (apt-get install -y libfftw3-dev), so `make test` does not install it.
+bench-mpi: $(VENV)/.mpi
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pip install -q mpi4py-fft
+	OMP_NUM_THREADS=1 MPI4JAX_NO_WARN_JAX_VERSION=1 $(BIN)/mpirun -n 4 $(BIN)/python -m benchmarks.mpi_vs_mpi4pyfft
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info kernels/build docs/_build

@@ -21,6 +21,7 @@ The plan interface (implemented by :class:`pfft.plan.Plan` and the MPI plan)::
     plan.out_type(aval, variant)    -> local shape and dtype of the result, and
                                        (grid's mesh axes, mesh axes splitting the result)
     plan.batched(size)              -> the plan with a leading batch axis
+    plan.effects                    -> (optional) JAX effects its collectives carry
 """
 from __future__ import annotations
 
@@ -74,6 +75,12 @@ def _impl(x, *, plan, variant):
 
 
 def _abstract_eval(x, *, plan, variant):
+    """The output block's type, and the plan's effects (mpi4jax's collectives carry
+    an ordered effect: the primitive that inlines them must declare it too)."""
+    return _output_type(x, plan, variant), frozenset(getattr(plan, "effects", ()))
+
+
+def _output_type(x, plan, variant):
     shape, dtype, (grid, split) = plan.out_type(x, variant)
     # keep the block's type (its sharding). Inside shard_map the result varies over
     # the mesh axes that split the output, whatever the input varied over (an
@@ -103,7 +110,7 @@ def _batch(args, dims, *, plan, variant):
 
 
 transform_p.def_impl(jax.jit(_impl, static_argnames=("plan", "variant")))
-transform_p.def_abstract_eval(_abstract_eval)
+transform_p.def_effectful_abstract_eval(_abstract_eval)
 mlir.register_lowering(transform_p, mlir.lower_fun(_impl, multiple_results=False))
 ad.deflinear2(transform_p, _transpose)
 batching.primitive_batchers[transform_p] = _batch

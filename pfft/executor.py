@@ -36,6 +36,11 @@ class Block:
         self.order = tuple(order)
         self.scale = 1.0            # pending factor, applied inside the next copy
 
+    def take_scale(self) -> float:
+        """The pending factor, for an engine that fuses it into its transform."""
+        scale, self.scale = self.scale, 1.0
+        return scale
+
     def _scaled(self):
         data = self.data
         if self.scale != 1.0:
@@ -60,7 +65,12 @@ def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
     return tuple(a for a in order if a not in last) + tail
 
 
-def _fft(block: Block, axes, inverse: bool, engine) -> None:
+def _fft(block: Block, axes, inverse: bool, engine, first: bool) -> None:
+    if engine.STRIDED:            # where the axes lie; the pending scale fused in
+        pos = tuple(block.order.index(a) for a in axes)
+        block.data = engine.fft(block.data, pos, inverse, scale=block.take_scale(),
+                                inplace=not first)
+        return
     # a pending scale rides on the reorder if there is one, else stays pending
     # (FFTs are linear) until the next copy the chain makes anyway
     block.permute(_order_for(block.order, axes))
@@ -83,12 +93,25 @@ def _hermitian_weights(n: int, to_complex: bool) -> np.ndarray:
 
 def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) -> None:
     """Real-to-complex or complex-to-real stage (``inverse`` flips the sign)."""
-    block.permute(_order_for(block.order, st.axes, exact=True))
+    if not engine.STRIDED:
+        block.permute(_order_for(block.order, st.axes, exact=True))
     data = block.data
+    pos = tuple(block.order.index(a) for a in st.axes)
     weights = None
     if weighted:
         w = _hermitian_weights(st.n, st.to_complex)
-        weights = jnp.asarray(w, dtype=jnp.finfo(data.dtype).dtype)
+        shape = [1] * data.ndim
+        shape[pos[-1]] = w.size
+        weights = jnp.asarray(w.reshape(shape), dtype=jnp.finfo(data.dtype).dtype)
+    if engine.STRIDED:
+        if st.to_complex:
+            data = engine.rfft(data, pos, inverse=inverse, scale=block.take_scale())
+            block.data = data if weights is None else data * weights
+        else:
+            data = data if weights is None else data * weights
+            block.data = engine.irfft(data, pos, st.n, inverse=inverse,
+                                      scale=block.take_scale())
+        return
     if st.to_complex:
         data = engine.rfft_trailing(data, len(st.axes))
         if weights is not None:
@@ -144,7 +167,8 @@ def _next_fft(stages, i) -> LocalFFT | RealFFT | None:
     return None
 
 
-def _exchange(block: Block, st: Exchange, shape, next_fft, transport) -> None:
+def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
+              engine_strided: bool = False) -> None:
     """All-to-all ``st`` with the packing and unpacking reorders folded in."""
     p, g, s = st.size, st.gather, st.scatter
     data = block._scaled()
@@ -152,8 +176,11 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport) -> None:
     chunk = -(-shape[s] // p)
     data = _pad_axis(data, pos_s, chunk * p)                 # pad the axis to be split
     # split s into (p, chunk) and put p first, the rest in the order wanted afterwards
-    after = (_order_for(block.order, (g,)) if next_fft is None else
-             _order_for(block.order, next_fft.axes, exact=isinstance(next_fft, RealFFT)))
+    if engine_strided:            # g outermost: the unpack is a free reshape
+        after = (g,) + tuple(a for a in block.order if a != g)
+    else:                         # the next FFT's axes innermost
+        after = (_order_for(block.order, (g,)) if next_fft is None else
+                 _order_for(block.order, next_fft.axes, exact=isinstance(next_fft, RealFFT)))
     data = data.reshape(data.shape[:pos_s] + (p, chunk) + data.shape[pos_s + 1:])
     dim = {ax: (i if i < pos_s else i + 1) for i, ax in enumerate(block.order)}
     data = jnp.transpose(data, (pos_s,) + tuple(dim[a] for a in after))
@@ -216,7 +243,7 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     stages = chain.stages
     for i, st in enumerate(stages):
         if isinstance(st, LocalFFT):
-            _fft(block, st.axes, inverse, engine)
+            _fft(block, st.axes, inverse, engine, first=(i == 0))
         elif isinstance(st, RealFFT):
             _real_fft(block, st, inverse, weighted, engine)
             shape[st.axis] = st.half if st.to_complex else st.n
@@ -224,7 +251,7 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             _resize_spectrum(block, st)
             shape[st.axis] = st.n_to
         elif isinstance(st, Exchange):
-            _exchange(block, st, shape, _next_fft(stages, i), transport)
+            _exchange(block, st, shape, _next_fft(stages, i), transport, engine.STRIDED)
         elif isinstance(st, Gather):
             _gather(block, st, shape, transport)
         elif isinstance(st, Scatter):

@@ -10,15 +10,17 @@ import collections
 import functools
 import math
 import operator
+import os
 import threading
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .autodiff import BACKWARD, FORWARD, Variant, apply
+from .engines.choice import engine_for_plan
 from .executor import run_chain
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec
@@ -76,7 +78,8 @@ class Plan:
 
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
-                 padding: tuple[tuple[int, int], ...] = (), chain: Chain | None = None):
+                 padding: tuple[tuple[int, int], ...] = (), engine: str = "auto",
+                 chain: Chain | None = None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
@@ -87,6 +90,9 @@ class Plan:
         self.spectrum = spectrum
         self.grid = in_layout.grid
         self.padding = dict(padding)              # axis -> spectral length kept (dealiasing)
+        self.engine_name = engine
+        devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
+        self.engine = engine_for_plan(engine, devices)
         self.chain: Chain = chain or build_chain(
             in_layout, self.axes, kind=kind, n=n, spectral=self.padding or None,
             even_output=(spectrum == "numpy" or kind == "c2r"))
@@ -162,7 +168,7 @@ class Plan:
         """Run ``variant`` of the chain on one device's ``block``."""
         return run_chain(block, self._chains[variant.reverse], inverse=variant.inverse,
                          scale=self._scale(variant.inverse),
-                         weighted=variant.weighted)
+                         weighted=variant.weighted, engine=self.engine)
 
     def _scale(self, inverse: bool) -> float:
         scale = norm_scale(self.norm, inverse, self.size)
@@ -188,7 +194,8 @@ class Plan:
                                        tuple(a + 1 for a in self.axes), self.norm,
                                        chain.in_layout, kind=self.kind,
                                        spectrum=self.spectrum, chain=chain,
-                                       padding=tuple((a + 1, n) for a, n in self.padding.items()))
+                                       padding=tuple((a + 1, n) for a, n in self.padding.items()),
+                                       engine=self.engine_name)
         return self._batched[size]
 
     # -- wavenumbers -------------------------------------------------------------------
@@ -256,6 +263,7 @@ class Plan:
         names = ",".join(m for m, _ in self.grid)
         what = {"c2c": "fftn", "r2c": "rfftn", "c2r": "irfftn"}[self.kind]
         extra = ", spectrum='padded'" if self.spectrum == "padded" else ""
+        extra += f", engine {getattr(self.engine, 'name', 'xla')}"
         lines = [f"Plan({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                  f"norm={self.norm!r}{extra}, grid {grid}" + (f" ({names})" if names else "") + ")",
                  f"  in : {self.chain.in_layout}"]
@@ -322,18 +330,20 @@ def clear_plan_cache() -> None:
 
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
-             n: int | None = None, spectrum: str = "numpy", padding=()) -> Plan:
+             n: int | None = None, spectrum: str = "numpy", padding=(),
+             engine: str | None = None) -> Plan:
     """The cached plan for these arguments (made on first use)."""
+    engine = (engine or os.environ.get("PFFT_ENGINE") or "auto").lower()
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
-           tuple(padding))
+           tuple(padding), engine)
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
-                                                padding=tuple(padding)))
+                                                padding=tuple(padding), engine=engine))
 
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
-         padding: float = 1.0, tune: str | None = None) -> Plan:
+         padding: float = 1.0, tune: str | None = None, engine: str | None = None) -> Plan:
     """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) for arrays of one shape.
 
     Parameters
@@ -371,6 +381,10 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         axis right after its FFT, while it is local: nothing is gathered) and the
         backward zero-pads them back. Scaling follows numpy's for the ``N`` grid, so
         the spectrum of a band-limited field is the same as from ``N`` samples.
+    engine
+        Local FFT engine: ``"auto"`` (default, or ``$PFFT_ENGINE``): pfft's native
+        kernels on CPU where they are built (``make kernels``), else XLA's;
+        ``"native"`` or ``"xla"`` to force one (see ``docs/engines.md``).
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
@@ -442,7 +456,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     if layout is None:
         layout = default_layout(shape, axes, grid)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral)
+                    padding=spectral, engine=engine)
 
 
 def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode):

@@ -15,6 +15,9 @@ __all__ = ["fft_trailing", "rfft_trailing", "irfft_trailing", "natural_scale"]
 
 _MAX_AXES = 3
 
+# transforms only the innermost axes: the executor moves FFT axes last first
+STRIDED = False
+
 
 def natural_scale(inverse: bool, n: int) -> float:
     """The factor this engine applies by itself for a transform of ``n`` points."""

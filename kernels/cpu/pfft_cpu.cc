@@ -1,0 +1,205 @@
+// pfft CPU engine: XLA FFI handlers over DUCC0's FFT.
+//
+// Three handlers, exported with C linkage so that a plain shared library can be
+// loaded with ctypes and registered through jax.ffi.pycapsule:
+//
+//   PfftC2C  complex -> complex over any axes, in place when XLA aliases the
+//            output to the input (input_output_aliases={0: 0}), else out of place
+//   PfftR2C  real -> complex over any axes, the last listed axis halved (n//2+1)
+//   PfftC2R  complex -> real over any axes, the last listed axis of n real points
+//
+// Attributes (all handlers):
+//   axes      int64 array; negative values count from the end, so that leading
+//             batch dimensions added by vmap ("broadcast_all") need no rewriting
+//   forward   bool; true: exp(-2 pi i jk/n) sign, false: exp(+2 pi i jk/n)
+//   scale     float64; multiplies the result (fused into the first pass); the
+//             transform itself is unnormalised in both directions
+//   nthreads  int64; DUCC threads (0: DUCC's default, DUCC0_NUM_THREADS or all cores)
+//
+// Arrays are row-major (XLA's default layout for custom calls); DUCC walks any
+// axis through its stride, so no transpose is made.
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "ducc0/fft/fft.h"
+#include "ducc0/fft/fftnd_impl.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+using Shape = std::vector<size_t>;
+using Strides = std::vector<ptrdiff_t>;
+
+struct Layout {
+  Shape shape;
+  Strides strides;  // in elements
+};
+
+Layout RowMajor(ffi::Span<const int64_t> dims) {
+  Layout l;
+  l.shape.resize(dims.size());
+  l.strides.resize(dims.size());
+  ptrdiff_t s = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    l.shape[i] = static_cast<size_t>(dims[i]);
+    l.strides[i] = s;
+    s *= static_cast<ptrdiff_t>(dims[i]);
+  }
+  return l;
+}
+
+// Negative axes count from the end; every axis in range and listed once.
+ffi::Error ResolveAxes(ffi::Span<const int64_t> axes, size_t ndim, Shape &out) {
+  out.clear();
+  for (int64_t a : axes) {
+    int64_t r = a < 0 ? a + static_cast<int64_t>(ndim) : a;
+    if (r < 0 || r >= static_cast<int64_t>(ndim))
+      return ffi::Error::InvalidArgument("pfft: axis " + std::to_string(a) +
+                                         " out of range for rank " + std::to_string(ndim));
+    for (size_t b : out)
+      if (b == static_cast<size_t>(r))
+        return ffi::Error::InvalidArgument("pfft: repeated axis " + std::to_string(a));
+    out.push_back(static_cast<size_t>(r));
+  }
+  if (out.empty()) return ffi::Error::InvalidArgument("pfft: no axes to transform");
+  return ffi::Error::Success();
+}
+
+template <typename T>
+void C2C(const void *in, void *out, const Layout &l, const Shape &axes, bool forward,
+         double scale, size_t nthreads) {
+  using C = std::complex<T>;
+  ducc0::cfmav<C> src(static_cast<const C *>(in), l.shape, l.strides);
+  ducc0::vfmav<C> dst(static_cast<C *>(out), l.shape, l.strides);
+  ducc0::c2c(src, dst, axes, forward, static_cast<T>(scale), nthreads);
+}
+
+template <typename T>
+void R2C(const void *in, void *out, const Layout &li, const Layout &lo, const Shape &axes,
+         bool forward, double scale, size_t nthreads) {
+  using C = std::complex<T>;
+  ducc0::cfmav<T> src(static_cast<const T *>(in), li.shape, li.strides);
+  ducc0::vfmav<C> dst(static_cast<C *>(out), lo.shape, lo.strides);
+  ducc0::r2c(src, dst, axes, forward, static_cast<T>(scale), nthreads);
+}
+
+template <typename T>
+void C2R(const void *in, void *out, const Layout &li, const Layout &lo, const Shape &axes,
+         bool forward, double scale, size_t nthreads) {
+  using C = std::complex<T>;
+  ducc0::cfmav<C> src(static_cast<const C *>(in), li.shape, li.strides);
+  ducc0::vfmav<T> dst(static_cast<T *>(out), lo.shape, lo.strides);
+  ducc0::c2r(src, dst, axes, forward, static_cast<T>(scale), nthreads);
+}
+
+ffi::Error C2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                   ffi::Span<const int64_t> axes, bool forward, double scale,
+                   int64_t nthreads) {
+  auto dims = x.dimensions();
+  if (y->element_type() != x.element_type() || y->dimensions().size() != dims.size())
+    return ffi::Error::InvalidArgument("pfft c2c: output must match the input");
+  Shape ax;
+  if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
+  Layout l = RowMajor(dims);
+  // Aliased (donated, input_output_aliases={0: 0}): DUCC transforms in place.
+  // Not aliased: DUCC reads x in its first pass and writes y, no separate copy.
+  const void *in = x.untyped_data();
+  void *out = y->untyped_data();
+  size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
+  try {
+    switch (x.element_type()) {
+      case ffi::DataType::C64: C2C<float>(in, out, l, ax, forward, scale, nt); break;
+      case ffi::DataType::C128: C2C<double>(in, out, l, ax, forward, scale, nt); break;
+      default: return ffi::Error::InvalidArgument("pfft c2c: complex64 or complex128 only");
+    }
+  } catch (const std::exception &e) {
+    return ffi::Error::Internal(std::string("pfft c2c: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error R2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                   ffi::Span<const int64_t> axes, bool forward, double scale,
+                   int64_t nthreads) {
+  auto dims = x.dimensions();
+  Shape ax;
+  if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
+  Layout li = RowMajor(dims), lo = RowMajor(y->dimensions());
+  if (lo.shape.size() != li.shape.size())
+    return ffi::Error::InvalidArgument("pfft r2c: output rank differs from input");
+  for (size_t i = 0; i < li.shape.size(); ++i) {
+    size_t want = i == ax.back() ? li.shape[i] / 2 + 1 : li.shape[i];
+    if (lo.shape[i] != want)
+      return ffi::Error::InvalidArgument("pfft r2c: output shape must halve the last axis");
+  }
+  size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
+  try {
+    auto t = x.element_type(), u = y->element_type();
+    if (t == ffi::DataType::F32 && u == ffi::DataType::C64)
+      R2C<float>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
+    else if (t == ffi::DataType::F64 && u == ffi::DataType::C128)
+      R2C<double>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
+    else
+      return ffi::Error::InvalidArgument("pfft r2c: float32->complex64 or float64->complex128");
+  } catch (const std::exception &e) {
+    return ffi::Error::Internal(std::string("pfft r2c: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error C2RImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                   ffi::Span<const int64_t> axes, bool forward, double scale,
+                   int64_t nthreads) {
+  auto dims = x.dimensions();
+  Shape ax;
+  if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
+  Layout li = RowMajor(dims), lo = RowMajor(y->dimensions());
+  if (lo.shape.size() != li.shape.size())
+    return ffi::Error::InvalidArgument("pfft c2r: output rank differs from input");
+  for (size_t i = 0; i < li.shape.size(); ++i) {
+    size_t want = i == ax.back() ? lo.shape[i] / 2 + 1 : lo.shape[i];
+    if (li.shape[i] != want)
+      return ffi::Error::InvalidArgument("pfft c2r: input must hold n//2+1 bins on the last axis");
+  }
+  size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
+  try {
+    auto t = x.element_type(), u = y->element_type();
+    if (t == ffi::DataType::C64 && u == ffi::DataType::F32)
+      C2R<float>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
+    else if (t == ffi::DataType::C128 && u == ffi::DataType::F64)
+      C2R<double>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
+    else
+      return ffi::Error::InvalidArgument("pfft c2r: complex64->float32 or complex128->float64");
+  } catch (const std::exception &e) {
+    return ffi::Error::Internal(std::string("pfft c2r: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
+}  // namespace
+
+#define PFFT_BIND                                  \
+  ffi::Ffi::Bind()                                 \
+      .Arg<ffi::AnyBuffer>()                       \
+      .Ret<ffi::AnyBuffer>()                       \
+      .Attr<ffi::Span<const int64_t>>("axes")      \
+      .Attr<bool>("forward")                       \
+      .Attr<double>("scale")                       \
+      .Attr<int64_t>("nthreads")
+
+// Built with -fvisibility=hidden (DUCC stays private); the handlers are the exports.
+#pragma GCC visibility push(default)
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CImpl, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, R2CImpl, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, C2RImpl, PFFT_BIND);
+
+// Version of this library's calling convention, checked by pfft/engines/native.py.
+extern "C" int pfft_cpu_abi_version() { return 1; }
+#pragma GCC visibility pop

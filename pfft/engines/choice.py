@@ -1,0 +1,110 @@
+"""Choosing the local FFT engine: pfft's own FFI kernels ("native") or ``lax.fft`` ("xla").
+
+``$PFFT_ENGINE`` (or the ``name`` argument) forces one: "native", "xla", or
+"auto" (the default: native where its library is built for the platform, else
+xla). Asking for "native" where it is not built falls back to xla with a warning
+that says why; the engine chosen is logged on the ``pfft`` logger.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import warnings
+from types import ModuleType
+
+from . import native, xla
+
+__all__ = ["get_engine", "ENGINES"]
+
+ENGINES = ("auto", "native", "xla")
+_log = logging.getLogger("pfft")
+
+
+@functools.cache
+def _choose(name: str, platform: str) -> ModuleType:
+    if name == "xla":
+        _log.info("pfft local FFT engine: xla (lax.fft), as asked")
+        return xla
+    if native.available(platform):
+        _log.info("pfft local FFT engine: native (%s)", "cuFFT" if platform != "cpu" else "DUCC")
+        return native
+    reason = native.unavailable_reason(platform)
+    msg = f"pfft local FFT engine: xla (lax.fft); the native engine is unavailable: {reason}"
+    if name == "native":
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    else:
+        _log.info(msg)
+    return xla
+
+
+def get_engine(name: str | None = None, platform: str | None = None) -> ModuleType:
+    """The engine module to run local FFTs with.
+
+    Parameters
+    ----------
+    name : {"auto", "native", "xla"}, optional
+        Defaults to ``$PFFT_ENGINE``, else "auto".
+    platform : str, optional
+        "cpu" or "gpu"; defaults to JAX's default backend.
+
+    Returns
+    -------
+    module
+        :mod:`pfft.engines.native` or :mod:`pfft.engines.xla`; both provide
+        ``fft_trailing``, ``rfft_trailing``, ``irfft_trailing`` and ``natural_scale``.
+    """
+    import jax
+
+    name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r}; choose one of {ENGINES}")
+    platform = platform or jax.default_backend()
+    return _choose(name, "cpu" if platform == "cpu" else "gpu")
+
+
+class BoundEngine:
+    """An engine with its thread count fixed: the executor's view of a native engine.
+
+    Simulated devices in one process call the kernel at the same time, so each gets
+    a share of the cores (``cores // local devices``, at least one).
+    """
+
+    STRIDED = True
+
+    def __init__(self, module: ModuleType, nthreads: int):
+        self.module, self.nthreads, self.name = module, nthreads, "native"
+        self.natural_scale = module.natural_scale
+
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
+        return self.module.fft(x, axes, inverse, scale=scale, inplace=inplace,
+                               nthreads=self.nthreads)
+
+    def rfft(self, x, axes, *, inverse=False, scale=1.0):
+        return self.module.rfft(x, axes, inverse=inverse, scale=scale, nthreads=self.nthreads)
+
+    def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
+        return self.module.irfft(x, axes, n, inverse=inverse, scale=scale,
+                                 nthreads=self.nthreads)
+
+
+def engine_for_plan(name: str | None, devices) -> ModuleType | BoundEngine:
+    """The engine a plan over ``devices`` runs: xla, or native bound to a thread share.
+
+    ``"auto"`` picks native on CPU where its library is built. On GPUs ``"auto"`` stays
+    on xla until the cuFFT kernels have been checked on a GPU (ask for ``"native"``).
+    """
+    import jax
+
+    devices = list(devices) if devices is not None else [jax.devices()[0]]
+    platform = "cpu" if devices[0].platform == "cpu" else "gpu"
+    name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
+    if name == "auto" and platform != "cpu":
+        name = "xla"
+    module = _choose(name, platform)
+    if module is xla:
+        return xla
+    local = sum(1 for d in devices if d.process_index == jax.process_index()) or 1
+    return BoundEngine(module, max(1, native.num_threads() // local))

@@ -1,0 +1,299 @@
+"""pfft's own local FFT engine: XLA FFI custom calls into DUCC (CPU) or cuFFT (GPU).
+
+Unlike ``lax.fft`` (see :mod:`pfft.engines.xla`), these kernels transform *any*
+axes of a row-major block through strides, so no transpose is needed to put the
+FFT axes last, and a complex transform can run in place on a donated buffer.
+
+Conventions
+-----------
+- Every transform is **unnormalised** in both directions; ``scale`` multiplies the
+  result, fused into the transform's first pass (no separate multiply).
+  :func:`natural_scale` is therefore always 1.
+- ``inverse=False`` is the ``exp(-2πi jk/n)`` sign (numpy's forward), ``inverse=True``
+  the ``exp(+2πi jk/n)`` sign. ``rfft`` may take either sign (the ``+`` one is the
+  conjugate of numpy's rfft), and so may ``irfft`` (numpy's ``irfft`` is ``inverse=True``,
+  ``scale=1/n``).
+- ``fft(..., inplace=True)`` aliases the output to the input
+  (``input_output_aliases={0: 0}``): with the input donated, or dead after the call
+  inside ``jit``, XLA hands the kernel one buffer and DUCC transforms it in place;
+  otherwise XLA copies first. Without ``inplace`` the kernel reads the input in its
+  first pass and writes a new buffer (no extra copy either way).
+- Axes are passed to the kernel counted from the end, so ``vmap`` (``broadcast_all``:
+  batch axes in front) needs no rewriting. Inside ``shard_map`` the result type is
+  ``jax.typeof(x)`` updated, so manual-axis types carry through.
+- Threads (CPU): ``nthreads`` per call, else :func:`set_num_threads`, else
+  ``$PFFT_NUM_THREADS``, else the cores this process may use.
+
+>>> from pfft.engines import native                    # doctest: +SKIP
+>>> native.available()                                 # doctest: +SKIP
+True
+>>> y = native.fft(x, axes=(0, 2))                     # == jnp.fft.fftn(x, axes=(0, 2))
+"""
+from __future__ import annotations
+
+import functools
+import operator
+import os
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _kernels
+
+__all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
+           "fft_trailing", "rfft_trailing", "irfft_trailing", "set_num_threads",
+           "num_threads"]
+
+# transforms any axis where it lies (strided): the executor need not move FFT axes last
+STRIDED = True
+
+_NUM_THREADS: int | None = None
+
+
+def _platform(platform: str | None) -> str:
+    platform = platform or jax.default_backend()
+    return "cuda" if platform in ("gpu", "cuda") else platform
+
+
+def available(platform: str | None = None) -> bool:
+    """Whether the kernels are built and registered for ``platform``.
+
+    ``platform`` is "cpu", "gpu"/"cuda", or None for JAX's default backend. The
+    first call loads the library.
+    """
+    return _kernels.load(_platform(platform))[0]
+
+
+def unavailable_reason(platform: str | None = None) -> str | None:
+    """Why :func:`available` is False (None when it is True)."""
+    ok, detail = _kernels.load(_platform(platform))
+    return None if ok else detail
+
+
+def natural_scale(inverse: bool, n: int) -> float:
+    """The factor this engine applies by itself: none (1.0), in either direction."""
+    return 1.0
+
+
+def set_num_threads(n: int | None) -> None:
+    """Default CPU threads per call (None: ``$PFFT_NUM_THREADS`` or all usable cores).
+
+    Several simulated devices on one host each run their own calls at once: give
+    each ``cores // devices`` threads to avoid oversubscription.
+    """
+    global _NUM_THREADS
+    _NUM_THREADS = None if n is None else max(1, int(n))
+
+
+def num_threads() -> int:
+    """The CPU threads a call uses when it does not say."""
+    if _NUM_THREADS is not None:
+        return _NUM_THREADS
+    if os.environ.get("PFFT_NUM_THREADS"):
+        return max(1, int(os.environ["PFFT_NUM_THREADS"]))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _axes(axes: int | Sequence[int], ndim: int) -> tuple[int, ...]:
+    """Axes as negative indices (from the end), checked like numpy does."""
+    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+        out.append(a - ndim if a >= 0 else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {axes}")
+    return tuple(out)
+
+
+def _complex_dtype(dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    wide = dtype in (np.float64, np.complex128)
+    return np.dtype(np.complex128 if wide else np.complex64)
+
+
+def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
+          nthreads: int | None, inplace: bool = False) -> jax.Array:
+    # register every platform that has a library: the array may live on either
+    loaded = [_kernels.load(p) for p in ("cpu", "cuda")]
+    if not any(ok for ok, _ in loaded):
+        raise RuntimeError(f"pfft native engine unavailable: {loaded[0][1]}")
+    result = jax.typeof(x).update(shape=tuple(shape), dtype=np.dtype(dtype))
+    call = jax.ffi.ffi_call(target, result, vmap_method="broadcast_all",
+                            input_output_aliases={0: 0} if inplace else None)
+    return call(x, axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
+                scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
+def _c2c(x, axes, inverse, scale, inplace, nthreads):
+    return _call("pfft_c2c", x, x.shape, x.dtype, axes, inverse, scale, nthreads, inplace)
+
+
+def _c2c_fwd(x, axes, inverse, scale, inplace, nthreads):
+    return _c2c(x, axes, inverse, scale, inplace, nthreads), None
+
+
+def _c2c_bwd(axes, inverse, scale, inplace, nthreads, _, ct):
+    # the DFT matrix is symmetric: the transpose of this linear map is itself
+    return (_c2c(ct, axes, inverse, scale, False, nthreads),)
+
+
+_c2c.defvjp(_c2c_fwd, _c2c_bwd)
+
+
+def _bin_weights(n: int, halve: bool, axis: int, dtype) -> jax.Array:
+    """Weights of the ``n//2 + 1`` stored bins along negative ``axis``: interior bins
+    stand for two, the zero bin and (even ``n``) the Nyquist bin for one."""
+    w = np.full(n // 2 + 1, 0.5 if halve else 2.0)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    return jnp.asarray(w.reshape((-1,) + (1,) * (-axis - 1)), dtype=dtype)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
+def _r2c(x, axes, n, inverse, scale, nthreads):
+    shape = list(x.shape)
+    shape[axes[-1]] = n // 2 + 1
+    return _call("pfft_r2c", x, shape, _complex_dtype(x.dtype), axes, inverse, scale, nthreads)
+
+
+def _r2c_fwd(x, axes, n, inverse, scale, nthreads):
+    return _r2c(x, axes, n, inverse, scale, nthreads), None
+
+
+def _r2c_bwd(axes, n, inverse, scale, nthreads, _, ct):
+    # transpose of (real -> complex, full FFT, keep n//2+1 bins): zero-fill the bins,
+    # same-sign FFT, real part; a complex-to-real transform of the halved bins is that
+    w = _bin_weights(n, True, axes[-1], ct.real.dtype)
+    return (_c2r(ct * w, axes, n, inverse, scale, nthreads),)
+
+
+_r2c.defvjp(_r2c_fwd, _r2c_bwd)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
+def _c2r(x, axes, n, inverse, scale, nthreads):
+    shape = list(x.shape)
+    shape[axes[-1]] = n
+    real = np.float64 if x.dtype == np.complex128 else np.float32
+    return _call("pfft_c2r", x, shape, real, axes, inverse, scale, nthreads)
+
+
+def _c2r_fwd(x, axes, n, inverse, scale, nthreads):
+    return _c2r(x, axes, n, inverse, scale, nthreads), None
+
+
+def _c2r_bwd(axes, n, inverse, scale, nthreads, _, ct):
+    # JAX's convention (as lax.fft's IRFFT rule): same-sign real-to-complex transform
+    # of the cotangent, the bins that stand for two doubled
+    w = _bin_weights(n, False, axes[-1], ct.dtype)
+    return (_r2c(ct, axes, n, inverse, scale, nthreads) * w,)
+
+
+_c2r.defvjp(_c2r_fwd, _c2r_bwd)
+
+
+def fft(x: jax.Array, axes: int | Sequence[int], inverse: bool = False, *,
+        scale: float = 1.0, inplace: bool = False, nthreads: int | None = None) -> jax.Array:
+    """Complex FFT of ``x`` over ``axes`` (any axes, any order), unnormalised.
+
+    Parameters
+    ----------
+    x : array
+        Complex64/complex128 (real input is promoted like numpy).
+    axes : int or sequence of int
+        Axes to transform; negative counts from the end.
+    inverse : bool
+        False: ``exp(-2πi jk/n)`` (numpy ``fft``); True: ``exp(+2πi jk/n)``.
+    scale : float
+        Multiplies the result (``1/n`` gives numpy's ``ifft``), fused into the transform.
+    inplace : bool
+        Alias output to input so a donated or dead input is transformed in place.
+    nthreads : int, optional
+        CPU threads for this call (see :func:`num_threads`).
+
+    Returns
+    -------
+    array
+        Same shape and (complex) dtype as ``x``. Reverse-mode differentiable
+        (``jax.grad``/``vjp``; a linear map's transpose), like :func:`rfft`/:func:`irfft`.
+    """
+    x = jnp.asarray(x)
+    x = x.astype(_complex_dtype(x.dtype))
+    axes = _axes(axes, x.ndim)
+    if not axes or x.size == 0:
+        return x * jnp.asarray(scale, x.real.dtype) if scale != 1.0 else x
+    return _c2c(x, axes, bool(inverse), float(scale), bool(inplace), nthreads)
+
+
+def rfft(x: jax.Array, axes: int | Sequence[int], *, inverse: bool = False,
+         scale: float = 1.0, nthreads: int | None = None) -> jax.Array:
+    """Real-to-complex FFT over ``axes``; the last of them keeps ``n//2 + 1`` bins.
+
+    float32 gives complex64, float64 complex128. Equals ``scale * jnp.fft.rfftn(x,
+    axes=axes)`` for ``inverse=False`` and its complex conjugate for ``inverse=True``.
+    """
+    x = jnp.asarray(x)
+    if jnp.iscomplexobj(x):
+        raise TypeError("rfft takes real input")
+    if np.dtype(x.dtype) != np.float64:
+        x = x.astype(np.float32)
+    axes = _axes(axes, x.ndim)
+    if not axes:
+        raise ValueError("rfft needs at least one axis")
+    return _r2c(x, axes, x.shape[axes[-1]], bool(inverse), float(scale), nthreads)
+
+
+def irfft(x: jax.Array, axes: int | Sequence[int], n: int | None = None, *,
+          inverse: bool = True, scale: float = 1.0, nthreads: int | None = None) -> jax.Array:
+    """Complex-to-real FFT over ``axes``, ``n`` real points on the last of them.
+
+    ``n`` defaults to ``2 * (m - 1)`` for ``m`` input bins; the input is cropped or
+    zero-padded to ``n//2 + 1`` bins like numpy. Equals ``n * scale * jnp.fft.irfftn``
+    (one axis: ``jnp.fft.irfft``) for ``inverse=True``; ``inverse=False`` is the
+    ``-`` sign (the transform of the conjugated input).
+    """
+    x = jnp.asarray(x)
+    x = x.astype(_complex_dtype(x.dtype))
+    axes = _axes(axes, x.ndim)
+    if not axes:
+        raise ValueError("irfft needs at least one axis")
+    last = x.ndim + axes[-1]
+    n = 2 * (x.shape[last] - 1) if n is None else int(n)
+    if n < 1:
+        raise ValueError(f"invalid number of data points ({n}) specified")
+    half = n // 2 + 1
+    if x.shape[last] > half:
+        x = jax.lax.slice_in_dim(x, 0, half, axis=last)
+    elif x.shape[last] < half:
+        pad = [(0, 0)] * x.ndim
+        pad[last] = (0, half - x.shape[last])
+        x = jnp.pad(x, pad)
+    return _c2r(x, axes, n, bool(inverse), float(scale), nthreads)
+
+
+# --- drop-ins for the executor's engine interface (see pfft/engines/xla.py) ---
+
+def fft_trailing(x: jax.Array, k: int, inverse: bool, *, scale: float = 1.0,
+                 inplace: bool = False) -> jax.Array:
+    """FFT over the last ``k`` axes (unnormalised; see :func:`fft`)."""
+    return fft(x, tuple(range(-k, 0)), inverse, scale=scale, inplace=inplace)
+
+
+def rfft_trailing(x: jax.Array, k: int, *, scale: float = 1.0) -> jax.Array:
+    """Real-to-complex FFT over the last ``k`` axes, the last one halved."""
+    return rfft(x, tuple(range(-k, 0)), scale=scale)
+
+
+def irfft_trailing(x: jax.Array, k: int, n: int, *, scale: float = 1.0) -> jax.Array:
+    """Complex-to-real FFT (``+`` sign, unnormalised) over the last ``k`` axes, ``n`` last."""
+    return irfft(x, tuple(range(-k, 0)), n, scale=scale)

@@ -1,0 +1,241 @@
+"""pfft's native FFT engine (XLA FFI kernels) against numpy.fft in float64.
+
+Every axis subset of 1-4-D blocks, odd and prime sizes, real transforms, in place,
+inside jit, under vmap and inside shard_map on 8 simulated devices. Skipped, with
+the reason, where ``make kernels`` has not built the library.
+"""
+import itertools
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from conftest import TOL, random_array, rel_err
+from pfft.engines import choice, native, xla
+
+DTYPES = [np.complex64, np.complex128]
+REAL = {np.complex64: np.float32, np.complex128: np.float64}
+SHAPES = [(17,), (6, 5), (3, 7, 4), (3, 4, 5, 2)]
+
+needs_cpu_kernels = pytest.mark.skipif(
+    not native.available("cpu"),
+    reason=f"native CPU engine not built: {native.unavailable_reason('cpu')}")
+needs_gpu_kernels = pytest.mark.skipif(
+    not native.available("gpu"),
+    reason=f"native GPU engine unavailable: {native.unavailable_reason('gpu')}")
+
+
+def _subsets(ndim):
+    for k in range(1, ndim + 1):
+        yield from itertools.combinations(range(ndim), k)
+
+
+def _cpu(x):
+    return jax.device_put(x, jax.devices("cpu")[0])
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_fft_every_axis_subset(shape, dtype):
+    rng = np.random.default_rng(len(shape))
+    x = random_array(rng, shape, dtype)
+    subsets = list(_subsets(len(shape)))
+
+    @jax.jit
+    def run(a):
+        return [(native.fft(a, ax), native.fft(a, ax[::-1], inverse=True, scale=0.5))
+                for ax in subsets]
+
+    for ax, (fwd, inv) in zip(subsets, run(_cpu(x))):
+        assert fwd.dtype == dtype and fwd.shape == shape
+        wide = x.astype(np.complex128)
+        assert rel_err(fwd, np.fft.fftn(wide, axes=ax)) <= TOL[dtype], ax
+        want = 0.5 * np.fft.ifftn(wide, axes=ax) * np.prod([shape[a] for a in ax])
+        assert rel_err(inv, want) <= TOL[dtype], ax
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1009,), (31, 37), (13, 1, 17), (2, 3, 5, 7)], ids=str)
+def test_odd_and_prime_sizes(shape, dtype):
+    x = random_array(np.random.default_rng(1), shape, dtype)
+    got = native.fft(_cpu(x), range(len(shape)))
+    assert rel_err(got, np.fft.fftn(x.astype(np.complex128))) <= TOL[dtype]
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(16,), (9, 6), (5, 8, 7), (3, 4, 5, 6)], ids=str)
+def test_real_transforms_every_axis_subset(shape, dtype):
+    rng = np.random.default_rng(2)
+    x = random_array(rng, shape, REAL[dtype])
+    subsets = list(_subsets(len(shape)))
+
+    @jax.jit
+    def run(a):
+        out = []
+        for ax in subsets:
+            k = native.rfft(a, ax)
+            n = shape[ax[-1]]
+            back = native.irfft(k, ax, n, scale=1.0 / np.prod([shape[i] for i in ax]))
+            out.append((k, back, native.rfft(a, ax, inverse=True)))
+        return out
+
+    for ax, (k, back, kconj) in zip(subsets, run(_cpu(x))):
+        want = np.fft.rfftn(x.astype(np.float64), axes=ax)
+        assert k.dtype == dtype and k.shape == want.shape
+        assert rel_err(k, want) <= TOL[dtype], ax
+        assert rel_err(kconj, np.conj(want)) <= TOL[dtype], ax
+        assert back.dtype == REAL[dtype] and back.shape == shape
+        assert rel_err(back, x) <= TOL[dtype], ax
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("n", [10, 11])
+def test_irfft_crops_and_pads_like_numpy(n):
+    k = random_array(np.random.default_rng(3), (4, 8), np.complex128)
+    for m in (n, None):
+        got = native.irfft(_cpu(k), 1, m, scale=1.0 / (m or 14))
+        assert rel_err(got, np.fft.irfft(k, m, axis=1)) <= 1e-12
+    got = native.irfft(_cpu(k), 1, n, inverse=False)        # the - sign: transform of conj(k)
+    assert rel_err(got, n * np.fft.irfft(np.conj(k), n, axis=1)) <= 1e-12
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_in_place_on_a_donated_buffer(dtype):
+    x = random_array(np.random.default_rng(4), (8, 6, 10), dtype)
+    want = np.fft.fftn(x.astype(np.complex128), axes=(0, 2))
+    f = jax.jit(lambda a: native.fft(a, (0, 2), inplace=True), donate_argnums=0)
+    assert "output_to_operand_aliasing" in f.lower(_cpu(x)).compile().as_text()
+    xs = _cpu(x) + 0                  # an XLA-owned buffer (device_put may alias numpy's)
+    ptr = xs.unsafe_buffer_pointer()
+    got = f(xs)
+    assert xs.is_deleted()
+    assert got.unsafe_buffer_pointer() == ptr              # transformed where it lay
+    assert rel_err(got, want) <= TOL[dtype]
+    # not donated: XLA copies first, the input survives
+    xs = _cpu(x)
+    got = jax.jit(lambda a: (native.fft(a, (0, 2), inplace=True), a))(xs)
+    assert rel_err(got[0], want) <= TOL[dtype]
+    np.testing.assert_array_equal(np.asarray(got[1]), x)
+
+
+@needs_cpu_kernels
+def test_vmap_and_grad():
+    x = random_array(np.random.default_rng(5), (3, 6, 5), np.complex128)
+    got = jax.vmap(lambda a: native.fft(a, 0, inplace=True))(_cpu(x))
+    assert rel_err(got, np.fft.fft(x, axis=1)) <= 1e-12
+    got = jax.vmap(lambda a: native.rfft(a, (0, 1)), in_axes=2, out_axes=2)(_cpu(x.real))
+    assert rel_err(got, np.fft.rfftn(x.real, axes=(0, 1))) <= 1e-12
+
+    def loss(fft):
+        return lambda a: jnp.sum(jnp.abs(fft(a) * jnp.arange(5.0)) ** 2)
+
+    g = jax.grad(loss(lambda a: native.fft(a, (0, 2), scale=0.25)))(_cpu(x))
+    want = jax.grad(loss(lambda a: 0.25 * jnp.fft.fftn(a, axes=(0, 2))))(_cpu(x))
+    assert rel_err(g, want) <= 1e-12
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("axis_type", ["explicit", "auto"])
+def test_inside_shard_map(axis_type):
+    cpus = jax.devices("cpu")
+    if len(cpus) < 8:
+        pytest.skip("needs 8 simulated CPU devices (tests/conftest.py)")
+    kind = jax.sharding.AxisType.Explicit if axis_type == "explicit" else jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(kind,), devices=cpus[:8])
+    x = random_array(np.random.default_rng(6), (16, 9, 7), np.complex64)
+    xs = jax.device_put(x, NamedSharding(mesh, P("d")))
+
+    def body(a):                                           # local block (2, 9, 7)
+        k = native.fft(a, (1, 2), inplace=True)
+        r = native.irfft(native.rfft(a.real, (1, 2)), (1, 2), 7, scale=1 / 63)
+        return k, r
+
+    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("d"), out_specs=(P("d"), P("d"))))
+    k, r = f(xs)
+    assert rel_err(k, np.fft.fftn(x.astype(np.complex128), axes=(1, 2))) <= 1e-6
+    assert rel_err(r, x.real) <= 1e-6
+    # a gradient through shard_map (custom_vjp with the manual-axis result type)
+    g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(f(a)[0]) ** 2)))(xs)
+    assert rel_err(g, 2 * 63 * np.conj(x)) <= 1e-5        # Parseval; JAX's grad is conjugated
+
+
+@needs_cpu_kernels
+def test_trailing_drop_ins_match_the_xla_engine():
+    x = random_array(np.random.default_rng(7), (4, 6, 10), np.complex128)
+    xs = _cpu(x)
+    assert native.natural_scale(True, 60) == 1.0
+    for inverse in (False, True):
+        want = xla.fft_trailing(xs, 2, inverse) / xla.natural_scale(inverse, 60)
+        assert rel_err(native.fft_trailing(xs, 2, inverse), want) <= 1e-12
+    k = native.rfft_trailing(xs.real, 2)
+    assert rel_err(k, xla.rfft_trailing(xs.real, 2)) <= 1e-12
+    assert rel_err(native.irfft_trailing(k, 2, 10, scale=1 / 60), x.real) <= 1e-12
+
+
+def test_engine_choice_and_fallback(monkeypatch):
+    assert choice.get_engine("xla", "cpu") is xla
+    with pytest.raises(ValueError, match="unknown engine"):
+        choice.get_engine("fftw", "cpu")
+    if native.available("cpu"):
+        assert choice.get_engine("native", "cpu") is native
+        assert choice.get_engine("auto", "cpu") is native
+    choice._choose.cache_clear()
+    monkeypatch.setattr(native, "available", lambda platform=None: False)
+    monkeypatch.setattr(native, "unavailable_reason", lambda platform=None: "not built")
+    try:
+        with pytest.warns(RuntimeWarning, match="not built"):
+            assert choice.get_engine("native", "cpu") is xla
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            monkeypatch.setenv("PFFT_ENGINE", "auto")
+            assert choice.get_engine(None, "cpu") is xla
+    finally:
+        choice._choose.cache_clear()
+
+
+@needs_gpu_kernels
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_kernels(dtype):
+    gpu = jax.devices("gpu")[0]
+    x = random_array(np.random.default_rng(8), (12, 10, 14), dtype)
+    xg = jax.device_put(x, gpu)
+    wide = x.astype(np.complex128)
+    for ax in [(0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2), (0, 2)]:
+        got = jax.jit(lambda a: native.fft(a, ax, inplace=True))(xg)
+        assert rel_err(got, np.fft.fftn(wide, axes=ax)) <= TOL[dtype], ax
+        got = native.fft(xg, ax, inverse=True, scale=0.5)
+        want = 0.5 * np.fft.ifftn(wide, axes=ax) * np.prod([x.shape[a] for a in ax])
+        assert rel_err(got, want) <= TOL[dtype], ax
+        r = jax.device_put(x.real, gpu)
+        k = native.rfft(r, ax)
+        assert rel_err(k, np.fft.rfftn(x.real.astype(np.float64), axes=ax)) <= TOL[dtype], ax
+        n = x.shape[ax[-1]]
+        back = native.irfft(k, ax, n, scale=1 / np.prod([x.shape[a] for a in ax]))
+        assert rel_err(back, x.real) <= TOL[dtype], ax
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("n", [8, 9])
+def test_real_transform_gradients_match_jnp(n):
+    rng = np.random.default_rng(9)
+    x = _cpu(rng.standard_normal((5, n)))
+    k = _cpu(random_array(rng, (5, n // 2 + 1), np.complex128))
+    wk = jnp.arange(n // 2 + 1.0) + 1j
+    wx = jnp.arange(n * 5.0).reshape(5, n)
+
+    def check(ours, theirs, arg):
+        g = jax.grad(lambda a: jnp.sum(jnp.abs(ours(a)) ** 2))(arg)
+        want = jax.grad(lambda a: jnp.sum(jnp.abs(theirs(a)) ** 2))(arg)
+        assert rel_err(g, want) <= 1e-12
+
+    check(lambda a: native.rfft(a, (0, 1), scale=0.5) * wk,
+          lambda a: 0.5 * jnp.fft.rfftn(a, axes=(0, 1)) * wk, x)
+    check(lambda a: native.irfft(a, (0, 1), n, scale=1 / (5 * n)) * wx,
+          lambda a: jnp.fft.irfftn(a, (5, n), axes=(0, 1)) * wx, k)
