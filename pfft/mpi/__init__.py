@@ -1,0 +1,30 @@
+"""pfft over MPI: one process per device, local blocks in and out.
+
+The same planner, executor and local FFT engines as :func:`pfft.plan`; only the data
+movement differs: ``mpi4jax.alltoall`` on the sub-communicators of a Cartesian
+communicator instead of ``jax.lax.all_to_all`` inside ``shard_map``.
+
+>>> from mpi4py import MPI                                        # doctest: +SKIP
+>>> import jax, pfft.mpi                                          # doctest: +SKIP
+>>> grid = pfft.mpi.ProcessGrid(MPI.COMM_WORLD)                   # doctest: +SKIP
+>>> plan = pfft.mpi.plan((256, 256, 256), "complex64", grid)      # doctest: +SKIP
+>>> k = jax.jit(plan.forward)(plan.zeros_input())                 # doctest: +SKIP
+
+Needs ``mpi4py`` and ``mpi4jax`` (``pip install pfft[mpi]``; see ``docs/mpi.md``).
+"""
+import importlib.util as _util
+
+_missing = [m for m in ("mpi4py", "mpi4jax") if _util.find_spec(m) is None]
+if _missing:
+    raise ImportError(
+        f"pfft.mpi needs {' and '.join(_missing)}: `pip install mpich mpi4py`, then "
+        f"`pip install --no-build-isolation mpi4jax` (`make install` does both; docs/mpi.md)")
+
+from .checks import (MPITransportWarning, check_cuda_mpi, check_local_devices,
+                     cuda_mpi_problem, install_excepthook, mpi_cuda_support)
+from .grid import ProcessGrid
+from .plan import MPIPlan, clear_plan_cache, mpi_layout, plan, plan_cache_info
+
+__all__ = ["ProcessGrid", "plan", "MPIPlan", "mpi_layout", "clear_plan_cache", "plan_cache_info",
+           "install_excepthook", "check_local_devices", "check_cuda_mpi", "cuda_mpi_problem",
+           "mpi_cuda_support", "MPITransportWarning"]

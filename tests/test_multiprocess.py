@@ -1,0 +1,133 @@
+"""pfft's XLA transport across processes: 2 processes x 2 CPU devices, one 2x2 mesh.
+
+Each test starts two workers (this file run as a script) that join with
+``jax.distributed.initialize`` on a free localhost port, build the global array with
+``jax.make_array_from_callback``, transform it with ``pfft.fftn``/``rfftn``/``ifftn``
+on a mesh spanning both processes (collectives between processes: gloo), gather
+the result with ``process_allgather`` and compare it with numpy in float64.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OK = "PFFT_MULTIPROCESS_OK"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_workers(case: str, timeout: float = 120) -> list[str]:
+    port = _free_port()
+    env = dict(os.environ)
+    env.update(XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu",
+               OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
+    procs = [subprocess.Popen([sys.executable, __file__, case, str(port), str(i)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for i in range(2)]
+    deadline = time.monotonic() + timeout
+    outs = []
+    for p in procs:
+        try:
+            out, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            out = p.communicate()[0]
+            raise AssertionError(f"worker timed out (deadlock?):\n{out[-4000:]}") from None
+        outs.append(out)
+    for i, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, f"process {i} exited {p.returncode}:\n{out[-6000:]}"
+        assert OK in out, f"process {i}: no success marker:\n{out[-6000:]}"
+    return outs
+
+
+def test_fftn_ifftn_across_two_processes():
+    _run_workers("c2c")
+
+
+def test_rfftn_irfftn_across_two_processes():
+    _run_workers("r2c")
+
+
+# -- the worker -------------------------------------------------------------------------
+def _worker(case: str, port: int, process_id: int) -> None:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.distributed.initialize(f"127.0.0.1:{port}", num_processes=2, process_id=process_id)
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.experimental import multihost_utils
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    import pfft
+
+    assert jax.process_count() == 2 and jax.device_count() == 4, jax.devices()
+    assert jax.local_device_count() == 2
+    mesh = pfft.make_mesh((2, 2))
+    assert {d.process_index for d in mesh.devices[0]} == {0}    # a grid row per process
+
+    def rel_err(got, want):
+        got, want = np.asarray(got, np.complex128), np.asarray(want, np.complex128)
+        assert got.shape == want.shape, (got.shape, want.shape)
+        return float(np.linalg.norm(got - want) / np.linalg.norm(want))
+
+    def distribute(x, spec):
+        return jax.make_array_from_callback(x.shape, NamedSharding(mesh, spec),
+                                            lambda index: x[index])
+
+    def collect(y):
+        return np.asarray(multihost_utils.process_allgather(y, tiled=True))
+
+    tol = {np.dtype(np.complex64): 1e-6, np.dtype(np.complex128): 1e-12}
+    rng = np.random.default_rng(0)                # the same data in both processes
+    for shape in [(16, 12, 10), (9, 6, 7)]:
+        for dtype in (np.complex64, np.complex128):
+            dtype = np.dtype(dtype)
+            if case == "c2c":
+                x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+                spec = P("x", "y", None) if shape[0] % 2 == 0 and shape[1] % 2 == 0 else P()
+                xs = distribute(x, spec)
+                k = jax.jit(pfft.fftn)(xs)
+                err = rel_err(collect(k), np.fft.fftn(x.astype(np.complex128)))
+                assert err <= tol[dtype], (shape, dtype, err)
+                back = pfft.ifftn(k, norm="backward")
+                err = rel_err(collect(back), x)
+                assert err <= tol[dtype], ("ifftn", shape, dtype, err)
+                ortho = pfft.fftn(xs, norm="ortho")
+                err = rel_err(collect(ortho), np.fft.fftn(x.astype(np.complex128), norm="ortho"))
+                assert err <= tol[dtype], ("ortho", shape, dtype, err)
+            else:
+                real = np.finfo(dtype).dtype
+                x = rng.standard_normal(shape).astype(real)
+                xs = distribute(x, P("x", "y", None) if shape[0] % 2 == 0 and shape[1] % 2 == 0
+                                else P())
+                k = pfft.rfftn(xs)
+                assert k.dtype == dtype, k.dtype
+                err = rel_err(collect(k), np.fft.rfftn(x.astype(np.float64)))
+                assert err <= tol[dtype], ("rfftn", shape, dtype, err)
+                back = pfft.irfftn(k, s=shape)
+                err = rel_err(collect(back), x)
+                assert err <= tol[dtype], ("irfftn", shape, dtype, err)
+                # a gradient across processes too
+                g = jax.jit(jax.grad(lambda v: jnp.sum(jnp.abs(pfft.rfftn(v)) ** 2)))(xs)
+                want = jax.grad(lambda v: jnp.sum(jnp.abs(jnp.fft.rfftn(v)) ** 2))(
+                    jnp.asarray(x, jnp.float64))
+                err = rel_err(collect(g), want)
+                assert err <= 10 * tol[dtype], ("grad rfftn", shape, dtype, err)
+    print(f"{OK} {case} process {process_id}", flush=True)
+    jax.distributed.shutdown()
+
+
+if __name__ == "__main__":
+    _worker(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
