@@ -10,9 +10,11 @@ from .grid import dims_create, make_mesh
 from .layout import Layout
 from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
 from .tuning import forget_wisdom, load_wisdom, save_wisdom, tune
+from .toolkit import fftfreq, halo_exchange, halo_reduce, rfftfreq, spectral
 
 __version__ = "0.1.0"
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put", "make_mesh", "dims_create", "plan", "Plan",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
-           "tune", "save_wisdom", "load_wisdom", "forget_wisdom"]
+           "tune", "save_wisdom", "load_wisdom", "forget_wisdom",
+           "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral"]

@@ -1,0 +1,12 @@
+"""Tools built on pfft's transforms: frequencies, halo exchange, spectral operators.
+
+``pfft.fftfreq``/``pfft.rfftfreq`` are numpy's frequencies as jax arrays;
+``pfft.halo_exchange``/``pfft.halo_reduce`` give every local block of a sharded
+array its neighbours' edges (and add them back, the exact adjoint);
+:mod:`pfft.spectral` solves and differentiates on periodic grids.
+"""
+from . import spectral
+from .freq import fftfreq, rfftfreq
+from .halo import halo_exchange, halo_reduce
+
+__all__ = ["fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral"]
