@@ -1,7 +1,8 @@
 # make demo : create .venv, install pfft, run a 128^3 FFT on 8 simulated CPU devices
 # make test : create .venv, install everything the suite needs (MPI from the mpich
 #             wheel, mpi4py, mpi4jax), run the whole suite
-# make bench: the benchmark table (docs/benchmarks.md)
+# make bench: the benchmark tables (docs/benchmarks.md); make bench-suite: everything,
+#             peers included (docs/performance.md)
 # make docs : the Sphinx site (warnings are errors) in docs/_build/html
 # make kernels: pfft's native FFT engines under kernels/build/ (docs/engines.md); a failed
 #             build is reported and leaves pfft on XLA's FFT
@@ -14,7 +15,7 @@ CUDA_ROOT := $(firstword $(wildcard /usr/local/cuda/include/cuda_runtime.h))
 MPI4JAX_ENV := PATH="$(abspath $(BIN)):$$PATH" MPI4JAX_NO_WARN_JAX_VERSION=1 \
 	$(if $(CUDA_ROOT),CUDA_PATH=/usr/local/cuda,CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
 
-.PHONY: demo test bench bench-mpi install clean kernels docs
+.PHONY: demo test bench bench-suite bench-peers bench-mpi install clean kernels docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +48,17 @@ docs: $(VENV)/.core
 bench: $(VENV)/.core
 	$(BIN)/pip install -q -e ".[test,bench]"
 	$(BIN)/python -m benchmarks.fftn_table --plot
+	$(BIN)/python -m benchmarks.rfftn_table
+
+# the whole suite (docs/performance.md): pfft, the straightforward chain, jaxDecomp (in its
+# own venv, made by bench-peers), pfft.mpi and mpi4py-fft under mpirun, scaling, memory
+bench-suite: $(VENV)/.core
+	$(BIN)/pip install -q -e ".[test,bench]"
+	$(BIN)/python -m benchmarks
+
+bench-peers:
+	$(PYTHON) -m venv .venv-peers
+	.venv-peers/bin/pip install -q jaxdecomp packaging
 
 # pfft.mpi against mpi4py-fft on 4 MPI ranks (docs/mpi.md). Bench-only: mpi4py-fft builds
 # against a system FFTW (apt-get install -y libfftw3-dev), so `make test` does not install it.

@@ -21,12 +21,21 @@ if _all_gather_invariant is None:
 GATHER_IS_INVARIANT = _all_gather_invariant is not None
 
 
-def all_to_all(x: jax.Array, mesh_axis: str) -> jax.Array:
-    """Send ``x[j]`` to device ``j`` of ``mesh_axis``; ``out[j]`` comes from device ``j``.
+# all_to_all can place the received blocks along any axis (XLA concatenates them)
+MERGES = True
+
+
+def all_to_all(x: jax.Array, mesh_axis: str, merge: int | None = None) -> jax.Array:
+    """Send ``x[j]`` to device ``j`` of ``mesh_axis``.
 
     The leading axis of ``x`` has the mesh axis's size; every chunk is contiguous.
+    With ``merge=None`` ``out[j]`` is the block from device ``j``; with ``merge=k``
+    the blocks are concatenated along axis ``k`` of a block (device order).
     """
-    return lax.all_to_all(x, mesh_axis, 0, 0, tiled=False)
+    if merge is None:
+        return lax.all_to_all(x, mesh_axis, 0, 0, tiled=False)
+    y = lax.all_to_all(x, mesh_axis, 0, merge + 1, tiled=True)
+    return y.reshape(y.shape[1:])
 
 
 def all_gather(x: jax.Array, mesh_axis: str, axis: int) -> jax.Array:
