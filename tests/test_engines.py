@@ -239,3 +239,44 @@ def test_real_transform_gradients_match_jnp(n):
           lambda a: 0.5 * jnp.fft.rfftn(a, axes=(0, 1)) * wk, x)
     check(lambda a: native.irfft(a, (0, 1), n, scale=1 / (5 * n)) * wx,
           lambda a: jnp.fft.irfftn(a, (5, n), axes=(0, 1)) * wx, k)
+
+
+@needs_gpu_kernels
+def test_cufft_plan_cache_is_bounded_and_thread_safe():
+    """Issue 8: the GPU kernel's plan cache is an LRU of bounded size, and concurrent
+    transforms of many shapes from several threads give numpy's results."""
+    import threading
+    gpu = jax.devices("gpu")[0]
+    old = native.cufft_plan_cache_info()["maxsize"]
+    native.set_cufft_plan_cache_size(4)
+    try:
+        errors = []
+
+        def work(seed):
+            try:
+                rng = np.random.default_rng(seed)
+                for n in range(5, 17):
+                    x = (rng.standard_normal((n, 6)) + 0j).astype(np.complex64)
+                    got = np.asarray(native.fft(jax.device_put(x, gpu), (0,)))
+                    assert np.allclose(got, np.fft.fft(x, axis=0), atol=1e-4)
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not errors
+        info = native.cufft_plan_cache_info()
+        assert info == {"size": 4, "maxsize": 4}
+    finally:
+        native.set_cufft_plan_cache_size(old)
+
+
+def test_cufft_plan_cache_calls_need_the_gpu_kernels():
+    if native.available("gpu"):
+        pytest.skip("GPU kernels loaded: covered by the GPU test")
+    with pytest.raises(RuntimeError, match="GPU kernels are not loaded"):
+        native.cufft_plan_cache_info()
+    with pytest.raises(ValueError, match="maxsize"):
+        native.set_cufft_plan_cache_size(0)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jax
 
-__all__ = ["TARGETS", "ABI_VERSION", "load", "search_dirs"]
+__all__ = ["TARGETS", "ABI_VERSION", "load", "search_dirs", "library"]
 
 # ffi target name -> exported handler symbol (same names in the CPU and CUDA libraries)
 TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R"}
@@ -42,6 +42,14 @@ def _gpu_backend_present() -> bool:
         return False
 
 
+_LOADED: dict[str, ctypes.CDLL] = {}
+
+
+def library(platform: str) -> ctypes.CDLL | None:
+    """The loaded kernel library for ``platform`` (after :func:`load`), or ``None``."""
+    return _LOADED.get(platform) if load(platform)[0] else None
+
+
 @functools.cache
 def load(platform: str) -> tuple[bool, str]:
     """Load and register the kernels for ``platform`` ("cpu" or "cuda") once.
@@ -64,6 +72,7 @@ def load(platform: str) -> tuple[bool, str]:
         return False, f"{name} not built (looked in {where}; run `make kernels`)"
     try:
         lib = ctypes.CDLL(str(path))
+        _LOADED[platform] = lib
         abi = getattr(lib, abi_symbol)
         abi.restype = ctypes.c_int
         if abi() != ABI_VERSION:

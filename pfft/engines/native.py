@@ -31,6 +31,8 @@ True
 """
 from __future__ import annotations
 
+import ctypes
+
 import functools
 import operator
 import os
@@ -297,3 +299,34 @@ def rfft_trailing(x: jax.Array, k: int, *, scale: float = 1.0) -> jax.Array:
 def irfft_trailing(x: jax.Array, k: int, n: int, *, scale: float = 1.0) -> jax.Array:
     """Complex-to-real FFT (``+`` sign, unnormalised) over the last ``k`` axes, ``n`` last."""
     return irfft(x, tuple(range(-k, 0)), n, scale=scale)
+
+
+def cufft_plan_cache_info() -> dict:
+    """Size and bound of the GPU kernel's cuFFT plan cache (a thread-safe LRU).
+
+    The bound is 64 plans unless ``$PFFT_CUFFT_PLAN_CACHE`` or
+    :func:`set_cufft_plan_cache_size` says otherwise.
+
+    Raises
+    ------
+    RuntimeError
+        If the GPU kernels are not loaded.
+    """
+    lib = _kernels.library("cuda")
+    if lib is None:
+        raise RuntimeError(f"the GPU kernels are not loaded: {unavailable_reason('gpu')}")
+    lib.pfft_cuda_plan_cache_size.restype = ctypes.c_long
+    lib.pfft_cuda_plan_cache_limit.restype = ctypes.c_long
+    return {"size": int(lib.pfft_cuda_plan_cache_size()),
+            "maxsize": int(lib.pfft_cuda_plan_cache_limit())}
+
+
+def set_cufft_plan_cache_size(maxsize: int) -> None:
+    """Bound the GPU kernel's cuFFT plan cache (least recently used plans go first)."""
+    if not isinstance(maxsize, int) or maxsize < 1:
+        raise ValueError(f"set_cufft_plan_cache_size: maxsize must be a positive int, "
+                         f"got {maxsize!r}")
+    lib = _kernels.library("cuda")
+    if lib is None:
+        raise RuntimeError(f"the GPU kernels are not loaded: {unavailable_reason('gpu')}")
+    lib.pfft_cuda_set_plan_cache_size(ctypes.c_long(maxsize))
