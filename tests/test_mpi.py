@@ -123,3 +123,11 @@ def test_docs_example(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert printed.group(1).strip() in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_halo_exchange_and_reduce(n):
+    """pfft.mpi.halo_exchange against np.pad of the global array (periodic and zero
+    edges, default and other splits, every grid of n ranks), halo_reduce by the
+    dot-product test, jax.grad/vjp of each giving the other; argument errors."""
+    assert_ok(n, "halo.py", timeout=90)

@@ -23,8 +23,9 @@ if _missing:
 from .checks import (MPITransportWarning, check_cuda_mpi, check_local_devices,
                      cuda_mpi_problem, install_excepthook, mpi_cuda_support)
 from .grid import ProcessGrid
+from .halo import halo_exchange, halo_reduce
 from .plan import MPIPlan, clear_plan_cache, mpi_layout, plan, plan_cache_info
 
 __all__ = ["ProcessGrid", "plan", "MPIPlan", "mpi_layout", "clear_plan_cache", "plan_cache_info",
            "install_excepthook", "check_local_devices", "check_cuda_mpi", "cuda_mpi_problem",
-           "mpi_cuda_support", "MPITransportWarning"]
+           "mpi_cuda_support", "MPITransportWarning", "halo_exchange", "halo_reduce"]
