@@ -27,9 +27,9 @@ from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter
 
 __all__ = ["run_chain"]
 
-# let a transport that can (MERGES) place the received blocks along the gathered axis
-# itself, instead of a separate unpack reorder
-MERGE_IN_ALL_TO_ALL = True
+# let a transport that can (SPLITS) cut the scattered axis and stack the received
+# blocks along the gathered axis itself, instead of separate pack and unpack copies
+SPLIT_IN_ALL_TO_ALL = True
 
 
 class Block:
@@ -179,11 +179,17 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
     pos_s = block.order.index(s)
     chunk = -(-shape[s] // p)
     data = _pad_axis(data, pos_s, chunk * p)                 # pad the axis to be split
+    if engine_strided and getattr(transport, "SPLITS", False) and SPLIT_IN_ALL_TO_ALL:
+        # the collective cuts s into chunks and stacks the received blocks along g
+        # itself (XLA:CPU copies the chunks anyway): no pack, no unpack, order kept
+        pos_g = block.order.index(g)
+        data = transport.all_to_all(data, st.mesh_axis, split=pos_s, merge=pos_g)
+        if data.shape[pos_g] != shape[g]:
+            data = lax.slice_in_dim(data, 0, shape[g], axis=pos_g)
+        block.data = data
+        return
     # split s into (p, chunk) and put p first, the rest in the order wanted afterwards
-    merges = getattr(transport, "MERGES", False) and MERGE_IN_ALL_TO_ALL
-    if engine_strided and merges:
-        after = block.order       # pack moves only whole chunks; the collective merges g
-    elif engine_strided:          # g outermost: the unpack is a free reshape
+    if engine_strided:            # g outermost: the unpack is a free reshape
         after = (g,) + tuple(a for a in block.order if a != g)
     else:                         # the next FFT's axes innermost
         after = (_order_for(block.order, (g,)) if next_fft is None else
@@ -191,18 +197,13 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
     data = data.reshape(data.shape[:pos_s] + (p, chunk) + data.shape[pos_s + 1:])
     dim = {ax: (i if i < pos_s else i + 1) for i, ax in enumerate(block.order)}
     data = jnp.transpose(data, (pos_s,) + tuple(dim[a] for a in after))
+    data = transport.all_to_all(data, st.mesh_axis)          # leading axis: source device
+    # unpack: put the source-device axis right before g's block, merge, crop padding
     pos_g = after.index(g)
-    if merges:                    # the collective puts the blocks side by side along g
-        data = transport.all_to_all(data, st.mesh_axis, merge=pos_g)
-        new_shape = list(data.shape)
-    else:
-        data = transport.all_to_all(data, st.mesh_axis)      # leading axis: source device
-        # unpack: put the source-device axis right before g's block, merge, crop padding
-        perm = tuple(range(1, pos_g + 1)) + (0,) + tuple(range(pos_g + 1, len(after) + 1))
-        data = jnp.transpose(data, perm)
-        new_shape = (list(data.shape[:pos_g]) + [p * data.shape[pos_g + 1]]
-                     + list(data.shape[pos_g + 2:]))
-        data = data.reshape(new_shape)
+    perm = tuple(range(1, pos_g + 1)) + (0,) + tuple(range(pos_g + 1, len(after) + 1))
+    data = jnp.transpose(data, perm)
+    new_shape = list(data.shape[:pos_g]) + [p * data.shape[pos_g + 1]] + list(data.shape[pos_g + 2:])
+    data = data.reshape(new_shape)
     if new_shape[pos_g] != shape[g]:
         data = lax.slice_in_dim(data, 0, shape[g], axis=pos_g)
     block.data, block.order = data, after

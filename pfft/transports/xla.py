@@ -21,21 +21,22 @@ if _all_gather_invariant is None:
 GATHER_IS_INVARIANT = _all_gather_invariant is not None
 
 
-# all_to_all can place the received blocks along any axis (XLA concatenates them)
-MERGES = True
+# all_to_all can cut any axis and stack the received blocks along any axis
+SPLITS = True
 
 
-def all_to_all(x: jax.Array, mesh_axis: str, merge: int | None = None) -> jax.Array:
-    """Send ``x[j]`` to device ``j`` of ``mesh_axis``.
+def all_to_all(x: jax.Array, mesh_axis: str, *, split: int | None = None,
+               merge: int | None = None) -> jax.Array:
+    """Exchange blocks over ``mesh_axis``.
 
-    The leading axis of ``x`` has the mesh axis's size; every chunk is contiguous.
-    With ``merge=None`` ``out[j]`` is the block from device ``j``; with ``merge=k``
-    the blocks are concatenated along axis ``k`` of a block (device order).
+    Without ``split``: the leading axis of ``x`` has the mesh axis's size, ``x[j]`` goes
+    to device ``j`` and ``out[j]`` comes from device ``j``. With ``split=a, merge=b``:
+    axis ``a`` is cut into equal chunks, chunk ``j`` goes to device ``j``, and the
+    received blocks are stacked along axis ``b`` in device order.
     """
-    if merge is None:
+    if split is None:
         return lax.all_to_all(x, mesh_axis, 0, 0, tiled=False)
-    y = lax.all_to_all(x, mesh_axis, 0, merge + 1, tiled=True)
-    return y.reshape(y.shape[1:])
+    return lax.all_to_all(x, mesh_axis, split, merge, tiled=True)
 
 
 def all_gather(x: jax.Array, mesh_axis: str, axis: int) -> jax.Array:
