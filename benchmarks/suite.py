@@ -451,7 +451,7 @@ def sweep_table(rows, study="sweep") -> str:
             cells.setdefault((r["shape"], r["dtype"], r["kind"], r["grid"]), {})[r["impl"]] = r
     lines = []
     for (shape, dt, kind, grid), c in cells.items():
-        p, j = c.get(PFFT), c.get(JNP)
+        p = c.get(PFFT)
         if p is None:
             continue
         ch, jd = c.get(CHAIN, {}), c.get(JAXDECOMP, {})

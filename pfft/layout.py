@@ -8,7 +8,6 @@ unevenly sharded array.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec

@@ -1,5 +1,4 @@
 """fftn/ifftn against numpy.fft in float64, on every 1-D and 2-D grid of 1-8 devices."""
-import re
 
 import jax
 import jax.numpy as jnp
