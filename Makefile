@@ -1,4 +1,5 @@
-# make demo : create .venv, install pfft, run a 128^3 FFT on 8 simulated CPU devices
+# make demo : create .venv, install pfft, build its CPU kernels, run a 128^3 FFT on 8
+#             simulated CPU devices
 # make test : create .venv, install everything the suite needs (MPI from the mpich
 #             wheel, mpi4py, mpi4jax), run the whole suite
 # make bench: the benchmark tables (docs/benchmarks.md); make bench-suite: everything,
@@ -32,7 +33,7 @@ $(VENV)/.mpi: $(VENV)/.core
 
 install: $(VENV)/.mpi
 
-demo: $(VENV)/.core
+demo: $(VENV)/.core kernels
 	$(BIN)/python -m benchmarks.demo
 
 kernels: $(VENV)/.core
