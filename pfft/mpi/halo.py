@@ -22,10 +22,9 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 import mpi4jax
-from jax import lax
 from mpi4py import MPI
 
-from ..toolkit.halo import _check_halo
+from ..toolkit.halo import _check_halo, exchange_blockwise, reduce_blockwise
 from .grid import ProcessGrid
 
 __all__ = ["halo_exchange", "halo_reduce"]
@@ -109,62 +108,30 @@ def _sendrecv(piece, comm, source: int, dest: int, tag: int):
     return jnp.zeros_like(piece) if source == MPI.PROC_NULL else got
 
 
-def _take(block, axis: int, start: int, stop: int):
-    return lax.slice_in_dim(block, start, stop, axis=axis)
-
-
-def _exchange_impl(block, axes, halo, periodic: bool):
-    for axis, h in enumerate(halo):
-        if h == 0:
-            continue
-        n = block.shape[axis]
-        first, last = _take(block, axis, 0, h), _take(block, axis, n - h, n)
+def _rank_shift(axes, periodic: bool):
+    """``shift`` for :func:`pfft.toolkit.halo.exchange_blockwise`: sendrecv along the
+    sub-communicator of a split axis (``None`` for an axis whole on this rank)."""
+    def shift(axis, piece, step):
         comm = axes[axis][0]
-        if comm is not None:
-            lower, upper = _neighbours(comm, periodic)
-            left = _sendrecv(last, comm, lower, upper, _UP)      # my lower neighbour's end
-            right = _sendrecv(first, comm, upper, lower, _DOWN)  # my upper neighbour's start
-        elif periodic:
-            left, right = last, first
-        else:
-            left, right = jnp.zeros_like(last), jnp.zeros_like(first)
-        block = jnp.concatenate([left, block, right], axis=axis)
-    return block
-
-
-def _reduce_impl(block, axes, halo, periodic: bool):
-    for axis in reversed(range(len(halo))):
-        h = halo[axis]
-        if h == 0:
-            continue
-        n = block.shape[axis] - 2 * h
-        left = _take(block, axis, 0, h)
-        core = _take(block, axis, h, h + n)
-        right = _take(block, axis, h + n, n + 2 * h)
-        comm = axes[axis][0]
-        if comm is not None:
-            lower, upper = _neighbours(comm, periodic)
-            left = _sendrecv(left, comm, upper, lower, _DOWN)    # back to its owner's end
-            right = _sendrecv(right, comm, lower, upper, _UP)    # back to its owner's start
-        elif not periodic:
-            block = core                                         # halos beyond the edge
-            continue
-        pad_end = [(0, 0)] * block.ndim
-        pad_start = [(0, 0)] * block.ndim
-        pad_end[axis] = (n - h, 0)
-        pad_start[axis] = (0, n - h)
-        block = core + jnp.pad(left, pad_end) + jnp.pad(right, pad_start)
-    return block
+        if comm is None:
+            return None
+        lower, upper = _neighbours(comm, periodic)
+        if step > 0:
+            return _sendrecv(piece, comm, lower, upper, _UP)
+        return _sendrecv(piece, comm, upper, lower, _DOWN)
+    return shift
 
 
 def _make(axes, halo, periodic: bool):
     """``(exchange, reduce)``: jitted, each with the other as its custom VJP."""
 
+    shift = _rank_shift(axes, periodic)
+
     def ex(x):
-        return _exchange_impl(x, axes, halo, periodic)
+        return exchange_blockwise(x, halo, periodic, shift)
 
     def red(y):
-        return _reduce_impl(y, axes, halo, periodic)
+        return reduce_blockwise(y, halo, periodic, shift)
 
     exchange, reduce = jax.custom_vjp(ex), jax.custom_vjp(red)
     exchange.defvjp(lambda x: (ex(x), None), lambda _, g: (red(g),))

@@ -63,17 +63,21 @@ def _take(block, axis: int, start: int, stop: int):
     return lax.slice_in_dim(block, start, stop, axis=axis)
 
 
-def _exchange_block(block, blocks: Blocks, halo, periodic: bool):
+# ``shift(axis, piece, step)`` moves ``piece`` to the block ``step`` (+1 or -1) further
+# along ``axis`` (zeros past a non-periodic edge), or returns ``None`` when ``axis`` is
+# whole on this block. The XLA transport shifts with ppermute, the MPI one with
+# sendrecv; the block algorithm below serves both.
+
+def exchange_blockwise(block, halo, periodic: bool, shift):
+    """One block extended by its neighbours' edges, one axis after another."""
     for axis, h in enumerate(halo):
         if h == 0:
             continue
         n = block.shape[axis]
         first, last = _take(block, axis, 0, h), _take(block, axis, n - h, n)
-        parts = blocks.parts[axis]
-        if parts > 1:
-            names = blocks.split[axis]
-            left = _shift(last, names, parts, +1, periodic)     # my left neighbour's end
-            right = _shift(first, names, parts, -1, periodic)   # my right neighbour's start
+        left = shift(axis, last, +1)                 # my lower neighbour's end
+        if left is not None:
+            right = shift(axis, first, -1)           # my upper neighbour's start
         elif periodic:
             left, right = last, first
         else:
@@ -82,7 +86,8 @@ def _exchange_block(block, blocks: Blocks, halo, periodic: bool):
     return block
 
 
-def _reduce_block(block, blocks: Blocks, halo, periodic: bool):
+def reduce_blockwise(block, halo, periodic: bool, shift):
+    """The transpose of :func:`exchange_blockwise`: halos added back onto their owners."""
     for axis in reversed(range(len(halo))):
         h = halo[axis]
         if h == 0:
@@ -91,13 +96,11 @@ def _reduce_block(block, blocks: Blocks, halo, periodic: bool):
         left = _take(block, axis, 0, h)
         core = _take(block, axis, h, h + n)
         right = _take(block, axis, h + n, n + 2 * h)
-        parts = blocks.parts[axis]
-        if parts > 1:
-            names = blocks.split[axis]
-            left = _shift(left, names, parts, -1, periodic)     # back to its owner's end
-            right = _shift(right, names, parts, +1, periodic)   # back to its owner's start
+        moved = shift(axis, left, -1)                # back to its owner's end
+        if moved is not None:
+            left, right = moved, shift(axis, right, +1)   # back to its owner's start
         elif not periodic:
-            block = core                                        # halos beyond the edge
+            block = core                             # halos beyond the edge
             continue
         pad_end = [(0, 0)] * block.ndim
         pad_start = [(0, 0)] * block.ndim
@@ -107,10 +110,20 @@ def _reduce_block(block, blocks: Blocks, halo, periodic: bool):
     return block
 
 
+def _mesh_shift(blocks: Blocks, periodic: bool):
+    def shift(axis, piece, step):
+        parts = blocks.parts[axis]
+        if parts == 1:
+            return None
+        return _shift(piece, blocks.split[axis], parts, step, periodic)
+    return shift
+
+
 @functools.lru_cache(maxsize=128)
 def _compiled(blocks: Blocks, halo: tuple[int, ...], periodic: bool, reduce: bool):
-    body = _reduce_block if reduce else _exchange_block
-    return jax.jit(blocks.shard_map(lambda b: body(b, blocks, halo, periodic)))
+    body = reduce_blockwise if reduce else exchange_blockwise
+    shift = _mesh_shift(blocks, periodic)
+    return jax.jit(blocks.shard_map(lambda b: body(b, halo, periodic, shift)))
 
 
 def _check_sizes(shape, blocks: Blocks, halo, reduce: bool, where: str):
