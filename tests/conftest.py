@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-from hypothesis import settings  # noqa: E402
+from hypothesis import settings, strategies as st  # noqa: E402
 
 settings.register_profile("pfft", deadline=None, print_blob=True, derandomize=True)
 settings.load_profile("pfft")
@@ -43,3 +43,33 @@ def random_array(rng, shape, dtype):
 def devices():
     assert len(jax.devices()) >= 8, "tests need 8 simulated CPU devices"
     return jax.devices()
+
+
+NORMS = ["backward", "ortho", "forward"]
+
+
+@st.composite
+def transform_problems(draw, dtypes, more_axes=()):
+    """A shape (batch axes in front), the axes and ``s`` to transform, a grid, dtype,
+    norm and seed. ``more_axes(nd)`` adds choices of ``axes`` to the common ones."""
+    core = draw(st.lists(st.integers(1, 40), min_size=3, max_size=3))
+    batch = draw(st.lists(st.integers(1, 3), min_size=0, max_size=1))
+    shape = tuple(batch + core)
+    nd = len(shape)
+    choices = [None, (-3, -2, -1), (nd - 1, nd - 3, nd - 2), (-2, -1), (-3,)]
+    axes = draw(st.sampled_from(choices + [tuple(a) for a in more_axes(nd)]
+                                if more_axes else choices))
+    n_axes = 3 if axes is None else len(axes)
+    s = None
+    if draw(st.booleans()) and draw(st.booleans()):
+        s = tuple(draw(st.integers(1, 24)) for _ in range(n_axes))
+    return dict(shape=shape, axes=axes, s=s, grid=draw(st.sampled_from(GRIDS)),
+                dtype=draw(st.sampled_from(list(dtypes))), norm=draw(st.sampled_from(NORMS)),
+                seed=draw(st.integers(0, 2**16)))
+
+
+def numpy_axes(axes, s, ndim) -> tuple[int, ...]:
+    """The axes numpy transforms for pfft's ``axes``/``s`` (pfft: the last three)."""
+    if axes is not None:
+        return tuple(a % ndim for a in axes)
+    return tuple(range(ndim - (3 if s is None else len(s)), ndim))

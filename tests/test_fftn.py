@@ -4,46 +4,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import pfft
-from conftest import GRIDS, TOL, random_array, rel_err
+from conftest import TOL, numpy_axes, random_array, rel_err, transform_problems
 
 DTYPES = [np.complex64, np.complex128]
-NORMS = ["backward", "ortho", "forward"]
-
-
-@st.composite
-def problems(draw):
-    """A shape (batch axes in front), the axes and ``s`` to transform, grid, dtype, norm."""
-    core = draw(st.lists(st.integers(1, 40), min_size=3, max_size=3))
-    batch = draw(st.lists(st.integers(1, 3), min_size=0, max_size=1))
-    shape = tuple(batch + core)
-    nd = len(shape)
-    axes = draw(st.sampled_from([None, (-3, -2, -1), (nd - 1, nd - 3, nd - 2), (-2, -1), (-3,)]))
-    n_axes = 3 if axes is None else len(axes)
-    s = None
-    if draw(st.booleans()) and draw(st.booleans()):
-        s = tuple(draw(st.integers(1, 24)) for _ in range(n_axes))
-    return dict(shape=shape, axes=axes, s=s, grid=draw(st.sampled_from(GRIDS)),
-                dtype=draw(st.sampled_from(DTYPES)), norm=draw(st.sampled_from(NORMS)),
-                seed=draw(st.integers(0, 2**16)))
-
-
-def _numpy_axes(axes, s, ndim):
-    if axes is not None:
-        return axes
-    return tuple(range(ndim - (3 if s is None else len(s)), ndim))
 
 
 @settings(max_examples=70)
-@given(problems())
+@given(transform_problems(DTYPES))
 def test_fftn_and_ifftn_match_numpy(p):
     rng = np.random.default_rng(p["seed"])
     x = random_array(rng, p["shape"], p["dtype"])
     mesh = pfft.make_mesh(p["grid"])
-    axes = _numpy_axes(p["axes"], p["s"], x.ndim)
+    axes = numpy_axes(p["axes"], p["s"], x.ndim)
     xs = pfft.device_put(x, mesh, axes=axes)
     k = pfft.fftn(xs, s=p["s"], axes=p["axes"], norm=p["norm"])
     want = np.fft.fftn(x.astype(np.complex128), s=p["s"], axes=axes, norm=p["norm"])

@@ -7,42 +7,18 @@ from hypothesis import given, settings, strategies as st
 from jax.sharding import PartitionSpec as P
 
 import pfft
-from conftest import GRIDS, TOL, rel_err
+from conftest import GRIDS, NORMS, TOL, numpy_axes, rel_err, transform_problems
 
 REAL = {np.float32: np.complex64, np.float64: np.complex128}
-NORMS = ["backward", "ortho", "forward"]
-
-
-@st.composite
-def problems(draw):
-    core = draw(st.lists(st.integers(1, 40), min_size=3, max_size=3))
-    batch = draw(st.lists(st.integers(1, 3), min_size=0, max_size=1))
-    shape = tuple(batch + core)
-    nd = len(shape)
-    axes = draw(st.sampled_from([None, (-3, -2, -1), (nd - 1, nd - 3, nd - 2), (-2, -1),
-                                 (-3,), (nd - 3, nd - 1)]))
-    n_axes = 3 if axes is None else len(axes)
-    s = None
-    if draw(st.booleans()) and draw(st.booleans()):
-        s = tuple(draw(st.integers(1, 24)) for _ in range(n_axes))
-    return dict(shape=shape, axes=axes, s=s, grid=draw(st.sampled_from(GRIDS)),
-                dtype=draw(st.sampled_from(list(REAL))), norm=draw(st.sampled_from(NORMS)),
-                seed=draw(st.integers(0, 2**16)))
-
-
-def _numpy_axes(axes, s, ndim):
-    if axes is not None:
-        return tuple(a % ndim for a in axes)
-    return tuple(range(ndim - (3 if s is None else len(s)), ndim))
 
 
 @settings(max_examples=60)
-@given(problems())
+@given(transform_problems(list(REAL), more_axes=lambda nd: [(nd - 3, nd - 1)]))
 def test_rfftn_and_irfftn_match_numpy(p):
     rng = np.random.default_rng(p["seed"])
     x = rng.standard_normal(p["shape"]).astype(p["dtype"])
     mesh = pfft.make_mesh(p["grid"])
-    axes = _numpy_axes(p["axes"], p["s"], x.ndim)
+    axes = numpy_axes(p["axes"], p["s"], x.ndim)
     cdtype = REAL[p["dtype"]]
     xs = pfft.device_put(x, mesh, axes=axes)
     k = pfft.rfftn(xs, s=p["s"], axes=p["axes"], norm=p["norm"])
