@@ -1,6 +1,7 @@
 """Shared benchmark helpers: simulated devices, timing by median of repeated runs."""
 from __future__ import annotations
 
+import csv
 import os
 import statistics
 import time
@@ -23,3 +24,19 @@ def median_time(fn, *args, repeats: int = 7, warmup: int = 1) -> float:
         fn(*args).block_until_ready()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def parse_grids(names) -> list[tuple[int, ...]]:
+    """``["2x2", "8"]`` -> ``[(2, 2), (8,)]``."""
+    return [tuple(int(v) for v in name.split("x")) for name in names]
+
+
+def write_results(rows: list[dict], markdown: str, out: str, name: str) -> None:
+    """Write ``rows`` as ``out/name.csv`` and the table as ``out/name.md``."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"{name}.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with open(os.path.join(out, f"{name}.md"), "w") as f:
+        f.write(markdown + "\n")

@@ -13,7 +13,6 @@ read plus written. Writes ``engines.md`` and ``engines.csv`` under ``--out``.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
@@ -25,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .common import median_time
+from .common import median_time, write_results
 
 jax.config.update("jax_enable_x64", True)
 
@@ -122,14 +121,7 @@ def main(argv=None):
                progress=lambda s: print(s, file=sys.stderr, flush=True))
     text = table(rows)
     print(text)
-    os.makedirs(args.out, exist_ok=True)
-    stem = "engines" if args.platform == "cpu" else "engines_gpu"
-    with open(os.path.join(args.out, stem + ".csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, stem + ".md"), "w") as f:
-        f.write(text + "\n")
+    write_results(rows, text, args.out, "engines" if args.platform == "cpu" else "engines_gpu")
 
 
 if __name__ == "__main__":

@@ -12,13 +12,12 @@ same loop of ``jnp.fft.fftn``/``ifftn`` on one device.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
 import sys
 
-from .common import median_time, simulate_cpu_devices
+from .common import median_time, parse_grids, simulate_cpu_devices, write_results
 
 simulate_cpu_devices(8)
 
@@ -151,20 +150,14 @@ def main(argv=None):
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true")
     args = ap.parse_args(argv)
-    grids = [tuple(int(g) for g in s.split("x")) for s in args.grids]
+    grids = parse_grids(args.grids)
     print(f"pfft {pfft.__version__}, jax {jax.__version__}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {datetime.date.today()}", flush=True)
     rows = run(args.sizes, args.repeats, [np.dtype(d) for d in args.dtypes], grids,
                progress=lambda s: print(s, file=sys.stderr, flush=True))
     text = table(rows)
     print(text)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "fftn_table.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "fftn_table.md"), "w") as f:
-        f.write(text + "\n")
+    write_results(rows, text, args.out, "fftn_table")
     if args.plot:
         plot(rows, os.path.join(args.out, "fftn_table.png"))
 

@@ -14,12 +14,11 @@ For each grid, in the same run (median of repeated runs after a warm-up):
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
 
-from .common import median_time, simulate_cpu_devices
+from .common import median_time, parse_grids, simulate_cpu_devices, write_results
 
 simulate_cpu_devices(8)
 
@@ -104,19 +103,13 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
-    grids = [tuple(int(v) for v in g.split("x")) for g in args.grids]
+    grids = parse_grids(args.grids)
     print(f"pfft rfftn benchmark, {datetime.date.today()}, {platform.node()}, "
           f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
     rows = run(args.size, grids, args.repeats, np.dtype(args.dtype).type)
     table = markdown(rows)
     print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "rfftn_table.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    with open(os.path.join(args.out, "rfftn_table.md"), "w") as f:
-        f.write(table + "\n")
+    write_results(rows, table, args.out, "rfftn_table")
 
 
 if __name__ == "__main__":
