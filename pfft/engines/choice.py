@@ -51,8 +51,10 @@ def get_engine(name: str | None = None, platform: str | None = None) -> ModuleTy
     Returns
     -------
     module
-        :mod:`pfft.engines.native` or :mod:`pfft.engines.xla`; both provide
-        ``fft_trailing``, ``rfft_trailing``, ``irfft_trailing`` and ``natural_scale``.
+        :mod:`pfft.engines.native` (``fft``/``rfft``/``irfft`` on any axes,
+        ``STRIDED = True``) or :mod:`pfft.engines.xla` (``fft_trailing``,
+        ``rfft_trailing``, ``irfft_trailing`` on the innermost axes, ``STRIDED = False``);
+        both provide ``natural_scale``. Plans use :func:`engine_for_plan`.
     """
     import jax
 

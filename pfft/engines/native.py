@@ -45,7 +45,7 @@ import numpy as np
 from . import _kernels
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
-           "fft_trailing", "rfft_trailing", "irfft_trailing", "set_num_threads",
+           "set_num_threads",
            "num_threads"]
 
 # transforms any axis where it lies (strided): the executor need not move FFT axes last
@@ -281,24 +281,6 @@ def irfft(x: jax.Array, axes: int | Sequence[int], n: int | None = None, *,
         pad[last] = (0, half - x.shape[last])
         x = jnp.pad(x, pad)
     return _c2r(x, axes, n, bool(inverse), float(scale), nthreads)
-
-
-# --- drop-ins for the executor's engine interface (see pfft/engines/xla.py) ---
-
-def fft_trailing(x: jax.Array, k: int, inverse: bool, *, scale: float = 1.0,
-                 inplace: bool = False) -> jax.Array:
-    """FFT over the last ``k`` axes (unnormalised; see :func:`fft`)."""
-    return fft(x, tuple(range(-k, 0)), inverse, scale=scale, inplace=inplace)
-
-
-def rfft_trailing(x: jax.Array, k: int, *, scale: float = 1.0) -> jax.Array:
-    """Real-to-complex FFT over the last ``k`` axes, the last one halved."""
-    return rfft(x, tuple(range(-k, 0)), scale=scale)
-
-
-def irfft_trailing(x: jax.Array, k: int, n: int, *, scale: float = 1.0) -> jax.Array:
-    """Complex-to-real FFT (``+`` sign, unnormalised) over the last ``k`` axes, ``n`` last."""
-    return irfft(x, tuple(range(-k, 0)), n, scale=scale)
 
 
 def cufft_plan_cache_info() -> dict:
