@@ -21,6 +21,7 @@ import numpy as np
 from jax import lax
 
 from .engines import xla as xla_engine
+from .pieces import Pieces, can_fuse, exchange_pieces, fft_to_pieces
 from .planner import Chain
 from .transports import xla as xla_transport
 from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter
@@ -255,7 +256,18 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     block.scale = scale / _natural_scale(chain, inverse, engine)
     stages = chain.stages
     for i, st in enumerate(stages):
-        if isinstance(st, LocalFFT):
+        fuse_out = isinstance(st, LocalFFT) and can_fuse(stages, i, engine, transport)
+        if isinstance(st, LocalFFT) and (fuse_out or isinstance(block.data, Pieces)):
+            # write the pieces the next exchange moves, and/or read those it moved
+            # (pfft.pieces keeps numpy's axis order, as the strided engines do)
+            assert block.order == tuple(range(x.ndim)), block.order
+            block.data = fft_to_pieces(block.data, st.axes, inverse=inverse,
+                                       scale=block.take_scale(), engine=engine, shape=shape,
+                                       transport=transport,
+                                       exchange=stages[i + 1] if fuse_out else None)
+        elif isinstance(st, Exchange) and isinstance(block.data, Pieces):
+            block.data = exchange_pieces(block.data, st, shape, transport)
+        elif isinstance(st, LocalFFT):
             _fft(block, st.axes, inverse, engine, first=(i == 0))
         elif isinstance(st, RealFFT):
             _real_fft(block, st, inverse, weighted, engine)

@@ -22,6 +22,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .engines.choice import engine_for_plan
 from .executor import run_chain
+from .pieces import collectives, fused_exchanges
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec
 from .planner import Chain, build_chain
@@ -257,6 +258,16 @@ class Plan:
         """``|k|`` on :meth:`forward`'s output grid, sharded like the output."""
         return jnp.sqrt(self.k2(d, angular=angular))
 
+    def collectives(self, *, reverse: bool = False) -> dict[str, int]:
+        """The collectives :meth:`forward` (``reverse``: :meth:`backward`) compiles to.
+
+        Keys are HLO op names: ``"all-to-all"``, ``"collective-permute"`` (the shifts
+        an exchange becomes when the native CPU engine packs its pieces, ``p - 1`` per
+        exchange over ``p`` devices; see :mod:`pfft.pieces`) and ``"all-gather"``.
+        """
+        chain = self._chains[reverse]
+        return collectives(chain.stages, self.engine, xla_transport)
+
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
         grid = "x".join(str(s) for _, s in self.grid) or "1"
@@ -267,7 +278,10 @@ class Plan:
         lines = [f"Plan({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                  f"norm={self.norm!r}{extra}, grid {grid}" + (f" ({names})" if names else "") + ")",
                  f"  in : {self.chain.in_layout}"]
-        lines += [f"  {i}. {st}" for i, st in enumerate(self.chain.stages, 1)]
+        fused = fused_exchanges(self.chain.stages, self.engine, xla_transport)
+        lines += [f"  {i}. {st}" + (f", as {st.size - 1} collective permute(s) of pieces the "
+                                    "FFTs pack and unpack" if i - 1 in fused else "")
+                  for i, st in enumerate(self.chain.stages, 1)]
         lines.append(f"  out: {self.chain.out_layout}")
         return "\n".join(lines)
 

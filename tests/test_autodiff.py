@@ -178,7 +178,7 @@ def _count(hlo: str, op: str) -> int:
 @pytest.mark.parametrize("transform", ["fftn", "rfftn"])
 def test_a_gradient_costs_one_transform(transform):
     """The compiled gradient of a linear loss is one transposed plan: exactly the
-    plan's all-to-alls (2 for fftn on a divisible pencil grid), no all-gather."""
+    plan's collectives (2 exchanges for fftn on a divisible pencil grid), no all-gather."""
     mesh = pfft.make_mesh((2, 2))
     fn = getattr(pfft, transform)
     dtype = np.complex128 if transform == "fftn" else np.float64
@@ -194,8 +194,12 @@ def test_a_gradient_costs_one_transform(transform):
 
     n = plan.chain.exchanges
     assert n == (2 if transform == "fftn" else 3)
-    for loss, expected in ((linear, n), (quadratic, 2 * n)):     # backward only; fwd + bwd
+    ops = plan.collectives()
+    assert ops == plan.collectives(reverse=True)
+    assert ops["all-to-all"] + ops["collective-permute"] == n     # one op per exchange on 2x2
+    for loss, times in ((linear, 1), (quadratic, 2)):     # backward only; fwd + bwd
         hlo = jax.jit(jax.grad(loss)).lower(x).compile().as_text()
-        assert _count(hlo, "all-to-all") == expected, loss.__name__
+        for op in ("all-to-all", "collective-permute"):
+            assert _count(hlo, op) == times * ops[op], (loss.__name__, op)
         assert _count(hlo, "all-gather") == 0 and _count(hlo, "all-reduce") == 0
         assert jax.jit(jax.grad(loss))(x).sharding.is_equivalent_to(x.sharding, 3)

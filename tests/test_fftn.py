@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import pfft
+from pfft.engines import native
 from conftest import TOL, numpy_axes, random_array, rel_err, transform_problems
 
 DTYPES = [np.complex64, np.complex128]
@@ -171,15 +172,37 @@ def _count_op(hlo, op):
 
 
 @pytest.mark.parametrize("grid, exchanges", [((2, 4), 2), ((2, 2), 2), ((8,), 1), ((1, 4), 1)])
-def test_compiled_plan_has_the_planned_all_to_alls_and_no_all_gather(grid, exchanges):
+def test_compiled_xla_engine_plan_has_the_planned_all_to_alls_and_no_all_gather(grid, exchanges):
     mesh = pfft.make_mesh(grid)
     x = pfft.device_put(np.zeros((32, 16, 24), np.complex64), mesh)
-    plan = pfft.plan(x.shape, x.dtype, mesh)
+    plan = pfft.plan(x.shape, x.dtype, mesh, engine="xla")
     for fn, arg in ((plan.forward, x), (plan.backward, pfft.fftn(x))):
         hlo = _hlo(fn, arg)
         assert _count_op(hlo, "all-to-all") + _count_op(hlo, "all-to-all-start") == exchanges
         for op in ("all-gather", "all-gather-start", "collective-permute", "all-reduce"):
             assert _count_op(hlo, op) == 0, op
+
+
+@pytest.mark.parametrize("grid", [(2, 4), (2, 2), (8,), (1, 4)])
+def test_compiled_default_plan_runs_only_its_collectives(grid):
+    """Whatever the engine (on CPU with the kernels built: exchanges as shifts of
+    pieces, p - 1 collective permutes each), the compiled plan holds exactly the
+    collectives the plan lists, one exchange per grid axis, and no gather or reduce."""
+    mesh = pfft.make_mesh(grid)
+    x = pfft.device_put(np.zeros((32, 16, 24), np.complex64), mesh)
+    plan = pfft.plan(x.shape, x.dtype, mesh)
+    sizes = [s for s in grid if s > 1]
+    for reverse, fn, arg in ((False, plan.forward, x), (True, plan.backward, pfft.fftn(x))):
+        want = plan.collectives(reverse=reverse)
+        hlo = _hlo(fn, arg)
+        for op in ("all-to-all", "collective-permute"):
+            assert _count_op(hlo, op) + _count_op(hlo, f"{op}-start") == want[op], op
+        assert want["all-to-all"] + want["collective-permute"] >= len(sizes)
+        for op in ("all-gather", "all-gather-start", "all-reduce"):
+            assert _count_op(hlo, op) == 0, op
+    if native.available("cpu"):             # the fused path: shifts, no all-to-all
+        assert plan.collectives() == {"all-to-all": 0, "all-gather": 0,
+                                      "collective-permute": sum(s - 1 for s in sizes)}
 
 
 def test_uneven_sizes_are_padded_inside_and_never_shown():

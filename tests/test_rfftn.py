@@ -74,7 +74,10 @@ def test_real_pencil_plan_runs_three_all_to_alls_and_a_slab_one():
     assert pencil.chain.exchanges == 3 and slab.chain.exchanges == 1
     for plan in (pencil, slab):
         hlo = jax.jit(plan.forward).lower(pfft.device_put(x, plan.mesh)).compile().as_text()
-        assert hlo.count("all-to-all(") == plan.chain.exchanges
+        ops = plan.collectives()
+        assert hlo.count("all-to-all(") == ops["all-to-all"]
+        assert hlo.count("collective-permute(") == ops["collective-permute"]
+        assert ops["all-to-all"] + ops["collective-permute"] == plan.chain.exchanges
         assert "all-gather" not in hlo
         assert rel_err(plan.forward(x), np.fft.rfftn(x)) <= 1e-12
 

@@ -28,6 +28,7 @@
 
 #include "ducc0/fft/fft.h"
 #include "ducc0/fft/fftnd_impl.h"
+#include "huge_pages.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -112,6 +113,7 @@ ffi::Error C2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   // Not aliased: DUCC reads x in its first pass and writes y, no separate copy.
   const void *in = x.untyped_data();
   void *out = y->untyped_data();
+  if (out != in) pfft::AdviseHugePages(out, y->size_bytes());
   size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
   try {
     switch (x.element_type()) {
@@ -140,6 +142,7 @@ ffi::Error R2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
       return ffi::Error::InvalidArgument("pfft r2c: output shape must halve the last axis");
   }
   size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
+  pfft::AdviseHugePages(y->untyped_data(), y->size_bytes());
   try {
     auto t = x.element_type(), u = y->element_type();
     if (t == ffi::DataType::F32 && u == ffi::DataType::C64)
@@ -169,6 +172,7 @@ ffi::Error C2RImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
       return ffi::Error::InvalidArgument("pfft c2r: input must hold n//2+1 bins on the last axis");
   }
   size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
+  pfft::AdviseHugePages(y->untyped_data(), y->size_bytes());
   try {
     auto t = x.element_type(), u = y->element_type();
     if (t == ffi::DataType::C64 && u == ffi::DataType::F32)
@@ -201,5 +205,5 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, R2CImpl, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, C2RImpl, PFFT_BIND);
 
 // Version of this library's calling convention, checked by pfft/engines/native.py.
-extern "C" int pfft_cpu_abi_version() { return 1; }
+extern "C" int pfft_cpu_abi_version() { return 2; }  // 2: PfftC2CPieces
 #pragma GCC visibility pop

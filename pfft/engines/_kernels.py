@@ -17,11 +17,14 @@ from pathlib import Path
 
 import jax
 
-__all__ = ["TARGETS", "ABI_VERSION", "load", "search_dirs", "library"]
+__all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs", "library"]
 
 # ffi target name -> exported handler symbol (same names in the CPU and CUDA libraries)
 TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R"}
-ABI_VERSION = 1
+# targets only one platform's library has: the CPU one fuses packing into its FFTs
+PLATFORM_TARGETS = {"cpu": {"pfft_c2c_pieces": "PfftC2CPieces"}, "cuda": {}}
+# the calling convention each library must report (rebuild when it changes)
+ABI_VERSIONS = {"cpu": 2, "cuda": 1}
 _LIBS = {"cpu": ("libpfft_cpu.so", "cpu", "pfft_cpu_abi_version"),
          "cuda": ("libpfft_cuda.so", "CUDA", "pfft_cuda_abi_version")}
 
@@ -57,7 +60,7 @@ def load(platform: str) -> tuple[bool, str]:
     Returns
     -------
     (ok, detail)
-        ``ok`` is True when the three targets are registered for ``platform``;
+        ``ok`` is True when the platform's targets are registered for ``platform``;
         ``detail`` is the library path, or why it could not be used.
     """
     if platform not in _LIBS:
@@ -75,9 +78,10 @@ def load(platform: str) -> tuple[bool, str]:
         _LOADED[platform] = lib
         abi = getattr(lib, abi_symbol)
         abi.restype = ctypes.c_int
-        if abi() != ABI_VERSION:
-            return False, f"{path} has ABI {abi()}, pfft wants {ABI_VERSION}: rebuild it"
-        for target, symbol in TARGETS.items():
+        if abi() != ABI_VERSIONS[platform]:
+            return False, (f"{path} has ABI {abi()}, pfft wants {ABI_VERSIONS[platform]}: "
+                           "rebuild it (`make kernels`)")
+        for target, symbol in {**TARGETS, **PLATFORM_TARGETS[platform]}.items():
             jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, symbol)),
                                         platform=xla_platform)
     except (OSError, AttributeError) as err:

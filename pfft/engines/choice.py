@@ -18,6 +18,9 @@ from . import native, xla
 __all__ = ["get_engine", "ENGINES"]
 
 ENGINES = ("auto", "native", "xla")
+# let the native CPU engine fuse the packing of exchanges into its FFTs (pfft.pieces);
+# False runs the same chains with separate all-to-alls (for comparison)
+FUSE_PIECES = True
 _log = logging.getLogger("pfft")
 
 
@@ -74,9 +77,14 @@ class BoundEngine:
 
     STRIDED = True
 
-    def __init__(self, module: ModuleType, nthreads: int):
+    def __init__(self, module: ModuleType, nthreads: int, platform: str = "cpu"):
         self.module, self.nthreads, self.name = module, nthreads, "native"
         self.natural_scale = module.natural_scale
+        # FFTs that write (and read) the pieces an exchange moves: CPU kernels only
+        self.PIECES = FUSE_PIECES and module.pieces_available(platform)
+
+    def fft_pieces(self, pieces, axis, n, **kw):
+        return self.module.fft_pieces(pieces, axis, n, nthreads=self.nthreads, **kw)
 
     def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
         return self.module.fft(x, axes, inverse, scale=scale, inplace=inplace,
@@ -109,4 +117,4 @@ def engine_for_plan(name: str | None, devices) -> ModuleType | BoundEngine:
     if module is xla:
         return xla
     local = sum(1 for d in devices if d.process_index == jax.process_index()) or 1
-    return BoundEngine(module, max(1, native.num_threads() // local))
+    return BoundEngine(module, max(1, native.num_threads() // local), platform)

@@ -45,7 +45,7 @@ import numpy as np
 from . import _kernels
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
-           "set_num_threads",
+           "fft_pieces", "pieces_available", "set_num_threads",
            "num_threads"]
 
 # transforms any axis where it lies (strided): the executor need not move FFT axes last
@@ -281,6 +281,57 @@ def irfft(x: jax.Array, axes: int | Sequence[int], n: int | None = None, *,
         pad[last] = (0, half - x.shape[last])
         x = jnp.pad(x, pad)
     return _c2r(x, axes, n, bool(inverse), float(scale), nthreads)
+
+
+def pieces_available(platform: str | None = None) -> bool:
+    """Whether :func:`fft_pieces` (CPU only) can run on ``platform``."""
+    return _platform(platform) == "cpu" and available("cpu")
+
+
+def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, in_split: int = -1,
+               in_sign: int = 0, me_in=0, out_shape: Sequence[int], out_count: int = 1,
+               out_split: int = -1, out_sign: int = 0, me_out=0, inverse: bool = False,
+               scale: float = 1.0, nthreads: int | None = None) -> list[jax.Array]:
+    """Complex FFT along ``axis`` of a block given as pieces, written as pieces (CPU).
+
+    The logical block is cut into equal chunks along ``in_split`` (input) and
+    ``out_split`` (output); piece ``k`` of a side holds chunk ``(me + sign*k) % count``
+    (``sign`` 0: chunk ``k``), the order in which cyclic shifts send (``sign=+1``) and
+    receive (``sign=-1``) them. ``n`` points are transformed; points past ``n`` along
+    ``axis`` and past the input's extent along other axes are written as zeros. One
+    pass reads every input element once and writes every output element once: the
+    unpacking after and the packing before an exchange ride on the FFT.
+
+    Parameters
+    ----------
+    pieces : sequence of arrays
+        Complex64/complex128 pieces of one shape.
+    axis, in_split, out_split : int
+        Negative axes (counted from the end, so leading batch axes are free).
+    me_in, me_out : int or int32 scalar array
+        This device's place along the mesh axis of each side (``lax.axis_index``).
+    out_shape : sequence of int
+        Shape of each output piece.
+
+    Returns
+    -------
+    list of arrays
+        ``out_count`` pieces of ``out_shape``. Not differentiable by itself: the
+        plan's autodiff rules (:mod:`pfft.autodiff`) transpose whole chains.
+    """
+    pieces = [jnp.asarray(p) for p in pieces]
+    if not pieces_available():
+        raise RuntimeError(f"pfft fft_pieces needs the CPU kernels: {unavailable_reason('cpu')}")
+    x = pieces[0]
+    result = jax.typeof(x).update(shape=tuple(out_shape), dtype=x.dtype)
+    me = jnp.stack([jnp.asarray(me_in, jnp.int32), jnp.asarray(me_out, jnp.int32)])
+    call = jax.ffi.ffi_call("pfft_c2c_pieces", [result] * out_count,
+                            vmap_method="broadcast_all")
+    out = call(me, *pieces, axis=np.int64(axis), n=np.int64(n), in_split=np.int64(in_split),
+               in_sign=np.int64(in_sign), out_split=np.int64(out_split),
+               out_sign=np.int64(out_sign), forward=not inverse, scale=np.float64(scale),
+               nthreads=np.int64(nthreads or num_threads()))
+    return list(out)
 
 
 def cufft_plan_cache_info() -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax
 from jax import lax
 
-__all__ = ["all_to_all", "all_gather", "axis_index", "GATHER_IS_INVARIANT"]
+__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "GATHER_IS_INVARIANT"]
 
 # An all-gather whose result is typed as equal on every device of the mesh axis, so
 # shard_map can check that a gathered output is replicated. Public in newer JAX.
@@ -23,6 +23,8 @@ GATHER_IS_INVARIANT = _all_gather_invariant is not None
 
 # all_to_all can cut any axis and stack the received blocks along any axis
 SPLITS = True
+# shift moves a whole array a fixed number of places along a mesh axis
+SHIFTS = True
 
 
 def all_to_all(x: jax.Array, mesh_axis: str, *, split: int | None = None,
@@ -37,6 +39,12 @@ def all_to_all(x: jax.Array, mesh_axis: str, *, split: int | None = None,
     if split is None:
         return lax.all_to_all(x, mesh_axis, 0, 0, tiled=False)
     return lax.all_to_all(x, mesh_axis, split, merge, tiled=True)
+
+
+def shift(x: jax.Array, mesh_axis: str, k: int) -> jax.Array:
+    """Send ``x`` ``k`` places on along ``mesh_axis`` (cyclically); receive from ``k`` back."""
+    p = lax.axis_size(mesh_axis)
+    return lax.ppermute(x, mesh_axis, [(i, (i + k) % p) for i in range(p)])
 
 
 def all_gather(x: jax.Array, mesh_axis: str, axis: int) -> jax.Array:

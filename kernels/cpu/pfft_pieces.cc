@@ -1,0 +1,341 @@
+// pfft CPU engine: one FFT pass that also unpacks and packs the pieces an exchange
+// moves, so a distributed transform needs no copies of its own around a collective.
+//
+//   PfftC2CPieces  complex -> complex along one axis of a logical block that
+//                  arrives as p_in pieces and leaves as p_out pieces
+//
+// The logical block (rank r, leading batch dimensions allowed) is cut into equal
+// chunks along one axis on each side. Every piece is a row-major array of the
+// block's shape with that axis replaced by the chunk length; piece k holds chunk
+//
+//     c = (me + sign * k) mod p        (sign 0: c = k)
+//
+// so that an exchange made of cyclic shifts (shift k sends piece k to the device k
+// places on) needs no reordering: sign +1 orders pieces to send, sign -1 orders
+// pieces received (piece k came from the device k places back). `me` is a runtime
+// int32 operand [me_in, me_out] (this device's place along each mesh axis).
+//
+// Attributes:
+//   axis       int64, the transform axis, negative (from the end)
+//   n          int64, transform length; pieces may hold more along `axis` (padding):
+//              extra input points are ignored, extra output points written as 0
+//   in_split, out_split   int64, negative axis each side is cut along (ignored
+//              when that side has one piece)
+//   in_sign, out_sign     int64, +1, -1 or 0 as above
+//   forward, scale, nthreads   as PfftC2C (unnormalised; scale fused)
+// Along any other axis the output holds as much as the input; output points past
+// the input's extent (padding of an axis about to be split) are written as 0.
+//
+// Work: lines along `axis` are taken in batches of up to kBatch neighbours along
+// the innermost other axis, gathered from the input pieces into a scratch block,
+// transformed there by DUCC (vectorised across the batch) and scattered to the
+// output pieces. Each element is read once and written once.
+
+#include <algorithm>
+#include <complex>
+#include <cstdlib>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "ducc0/fft/fft.h"
+#include "ducc0/fft/fftnd_impl.h"
+#include "ducc0/infra/threading.h"
+#include "huge_pages.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+constexpr size_t kMaxBatch = 64;
+
+// One side (input or output): the pieces, their common shape, the cut.
+struct Side {
+  std::vector<char *> ptrs;
+  std::vector<size_t> dims;       // of one piece
+  std::vector<ptrdiff_t> strides;  // in elements
+  size_t count = 1;
+  int split = -1;                 // axis cut into pieces, -1 when one piece
+  int64_t sign = 0, me = 0;
+
+  size_t total(size_t a) const {
+    return dims[a] * (static_cast<int>(a) == split ? count : 1);
+  }
+  size_t slot(size_t chunk) const {
+    if (count == 1 || sign == 0) return chunk;
+    int64_t k = sign > 0 ? static_cast<int64_t>(chunk) - me : me - static_cast<int64_t>(chunk);
+    k %= static_cast<int64_t>(count);
+    return static_cast<size_t>(k < 0 ? k + static_cast<int64_t>(count) : k);
+  }
+  // piece and element offset of logical coordinate `c` along axis `a`
+  void locate(size_t a, size_t c, size_t &piece, ptrdiff_t &off) const {
+    if (static_cast<int>(a) == split) {
+      piece = slot(c / dims[a]);
+      off = static_cast<ptrdiff_t>(c % dims[a]) * strides[a];
+    } else {
+      off = static_cast<ptrdiff_t>(c) * strides[a];
+    }
+  }
+};
+
+ffi::Error MakeSide(std::vector<ffi::AnyBuffer> bufs, int64_t split, int64_t sign, int64_t me,
+                    size_t elem, Side &s, const char *what) {
+  if (bufs.empty()) return ffi::Error::InvalidArgument(std::string("pfft pieces: no ") + what);
+  auto d0 = bufs[0].dimensions();
+  s.dims.assign(d0.begin(), d0.end());
+  size_t r = s.dims.size();
+  s.strides.assign(r, 1);
+  for (size_t i = r; i-- > 1;) s.strides[i - 1] = s.strides[i] * static_cast<ptrdiff_t>(s.dims[i]);
+  for (auto &b : bufs) {
+    auto d = b.dimensions();
+    if (d.size() != r || !std::equal(d.begin(), d.end(), s.dims.begin()) ||
+        b.element_type() != bufs[0].element_type())
+      return ffi::Error::InvalidArgument(std::string("pfft pieces: ") + what +
+                                         " pieces differ in shape or type");
+    s.ptrs.push_back(static_cast<char *>(b.untyped_data()));
+  }
+  s.count = bufs.size();
+  int64_t a = split < 0 ? split + static_cast<int64_t>(r) : split;
+  if (s.count > 1 && (a < 0 || a >= static_cast<int64_t>(r)))
+    return ffi::Error::InvalidArgument(std::string("pfft pieces: ") + what + " split axis out of range");
+  s.split = s.count > 1 ? static_cast<int>(a) : -1;
+  if (s.count > 1 && sign != 0 && sign != 1 && sign != -1)
+    return ffi::Error::InvalidArgument("pfft pieces: sign must be -1, 0 or +1");
+  s.sign = sign;
+  s.me = me;
+  (void)elem;
+  return ffi::Error::Success();
+}
+
+template <typename T>
+void Run(const Side &in, const Side &out, size_t f, size_t n, bool forward, double scale,
+         size_t nthreads) {
+  using C = std::complex<T>;
+  const size_t r = in.dims.size();
+  // extents of the logical block, and the axes lines run over
+  std::vector<size_t> extent(r), ext_out(r);
+  for (size_t a = 0; a < r; ++a) {
+    ext_out[a] = out.total(a);
+    extent[a] = std::min(in.total(a), ext_out[a]);
+  }
+  std::vector<size_t> others;  // non-transform axes, outermost first
+  for (size_t a = 0; a < r; ++a)
+    if (a != f) others.push_back(a);
+  const bool has_batch_axis = !others.empty();
+  const size_t bx = has_batch_axis ? others.back() : 0;
+  const size_t nb = has_batch_axis ? ext_out[bx] : 1;
+  // neighbour lines per batch: enough to use whole cache lines when the axis is strided
+  const char *env = std::getenv("PFFT_PIECES_BATCH");
+  const size_t kBatch = env ? std::min<size_t>(kMaxBatch, std::max(1, std::atoi(env)))
+                            : (in.strides[f] == 1 ? 16 : 64);
+  const size_t blocks = (nb + kBatch - 1) / kBatch;
+  size_t outer = 1;
+  for (size_t i = 0; i + 1 < others.size(); ++i) outer *= ext_out[others[i]];
+  const size_t n_in = n, n_out = ext_out[f];
+
+  // along the transform axis: piece and offset of every point, each side
+  std::vector<size_t> in_fp(n_in, 0), out_fp(n_out, 0);
+  std::vector<ptrdiff_t> in_fo(n_in), out_fo(n_out);
+  for (size_t t = 0; t < n_in; ++t) in.locate(f, t, in_fp[t], in_fo[t]);
+  for (size_t t = 0; t < n_out; ++t) out.locate(f, t, out_fp[t], out_fo[t]);
+  const bool in_f_split = in.split == static_cast<int>(f);
+  const bool out_f_split = out.split == static_cast<int>(f);
+  const bool in_f_unit = in.strides[f] == 1 && !in_f_split;
+  const bool out_f_unit = out.strides[f] == 1 && !out_f_split;
+  const bool line_major = in_f_unit;
+
+  ducc0::execDynamic(outer * blocks, nthreads, 1, [&](ducc0::Scheduler &sched) {
+    std::vector<C> buf(n_in * kBatch);  // a batch of lines
+    std::vector<size_t> coord(r, 0);
+    size_t in_piece[kMaxBatch], out_piece[kMaxBatch];
+    ptrdiff_t in_base[kMaxBatch], out_base[kMaxBatch];
+    bool valid[kMaxBatch];
+    while (auto range = sched.getNext()) {
+      for (size_t item = range.lo; item < range.hi; ++item) {
+        size_t blk = item % blocks, rest = item / blocks;
+        for (size_t i = others.size() >= 2 ? others.size() - 1 : 0; i-- > 0;) {
+          size_t a = others[i];
+          coord[a] = rest % ext_out[a];
+          rest /= ext_out[a];
+        }
+        size_t b0 = blk * kBatch, nl = std::min(kBatch, nb - b0);
+        // per line: piece and base offset on each side, and whether it has data
+        for (size_t b = 0; b < nl; ++b) {
+          if (has_batch_axis) coord[bx] = b0 + b;
+          size_t ip = 0, op = 0;
+          ptrdiff_t ib = 0, ob = 0;
+          bool ok = true;
+          for (size_t a : others) {
+            size_t p;
+            ptrdiff_t o;
+            if (coord[a] >= extent[a]) ok = false;
+            if (ok) {
+              p = 0;
+              in.locate(a, coord[a], p, o);
+              if (static_cast<int>(a) == in.split) ip = p;
+              ib += o;
+            }
+            p = 0;
+            out.locate(a, coord[a], p, o);
+            if (static_cast<int>(a) == out.split) op = p;
+            ob += o;
+          }
+          in_piece[b] = ip, out_piece[b] = op, in_base[b] = ib, out_base[b] = ob, valid[b] = ok;
+        }
+        size_t nv = 0;  // lines with data: a prefix (padding lies past the data)
+        while (nv < nl && valid[nv]) ++nv;
+        bool in_contig = true, out_contig = true;  // neighbours one element apart
+        for (size_t b = 1; b < nv; ++b)
+          in_contig &= in_piece[b] == in_piece[0] && in_base[b] == in_base[0] + ptrdiff_t(b);
+        for (size_t b = 1; b < nl; ++b)
+          out_contig &= out_piece[b] == out_piece[0] && out_base[b] == out_base[0] + ptrdiff_t(b);
+        // scratch: line-major when lines are contiguous in the input, else point-major
+        const size_t ld = line_major ? n_in : kBatch;
+        auto at = [&](size_t b, size_t t) -> C & {
+          return line_major ? buf[b * n_in + t] : buf[t * kBatch + b];
+        };
+        // gather
+        if (line_major) {
+          for (size_t b = 0; b < nv; ++b)
+            std::copy_n(reinterpret_cast<const C *>(in.ptrs[in_piece[b]]) + in_base[b], n_in,
+                        &buf[b * n_in]);
+        } else {
+          for (size_t t = 0; t < n_in; ++t) {
+            C *row = &buf[t * kBatch];
+            if (in_contig) {
+              size_t p = in_f_split ? in_fp[t] : in_piece[0];
+              std::copy_n(reinterpret_cast<const C *>(in.ptrs[p]) + in_base[0] + in_fo[t], nv, row);
+            } else {
+              for (size_t b = 0; b < nv; ++b) {
+                size_t p = in_f_split ? in_fp[t] : in_piece[b];
+                row[b] = reinterpret_cast<const C *>(in.ptrs[p])[in_base[b] + in_fo[t]];
+              }
+            }
+          }
+        }
+        if (nv > 0) {
+          ducc0::vfmav<C> v = line_major
+              ? ducc0::vfmav<C>(buf.data(), {nv, n_in}, {static_cast<ptrdiff_t>(ld), ptrdiff_t(1)})
+              : ducc0::vfmav<C>(buf.data(), {n_in, nv}, {static_cast<ptrdiff_t>(ld), ptrdiff_t(1)});
+          ducc0::c2c(ducc0::cfmav<C>(v), v, {line_major ? size_t(1) : size_t(0)}, forward,
+                     static_cast<T>(scale), 1);
+        }
+        // scatter (zeros past n and on padding lines)
+        const C zero(0);
+        if (out_f_unit) {
+          for (size_t b = 0; b < nl; ++b) {
+            C *dst = reinterpret_cast<C *>(out.ptrs[out_piece[b]]) + out_base[b];
+            if (b >= nv) {
+              std::fill_n(dst, n_out, zero);
+            } else if (line_major) {
+              std::copy_n(&buf[b * n_in], n_in, dst);
+              std::fill_n(dst + n_in, n_out - n_in, zero);
+            } else {
+              for (size_t t = 0; t < n_in; ++t) dst[t] = buf[t * kBatch + b];
+              std::fill_n(dst + n_in, n_out - n_in, zero);
+            }
+          }
+        } else {
+          for (size_t t = 0; t < n_out; ++t) {
+            if (out_contig) {
+              size_t p = out_f_split ? out_fp[t] : out_piece[0];
+              C *dst = reinterpret_cast<C *>(out.ptrs[p]) + out_base[0] + out_fo[t];
+              if (t >= n_in) {
+                std::fill_n(dst, nl, zero);
+              } else if (!line_major) {
+                std::copy_n(&buf[t * kBatch], nv, dst);
+                std::fill_n(dst + nv, nl - nv, zero);
+              } else {
+                for (size_t b = 0; b < nv; ++b) dst[b] = at(b, t);
+                std::fill_n(dst + nv, nl - nv, zero);
+              }
+            } else {
+              for (size_t b = 0; b < nl; ++b) {
+                size_t p = out_f_split ? out_fp[t] : out_piece[b];
+                reinterpret_cast<C *>(out.ptrs[p])[out_base[b] + out_fo[t]] =
+                    (b < nv && t < n_in) ? at(b, t) : zero;
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+ffi::Error C2CPiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
+                         ffi::RemainingRets rets, int64_t axis, int64_t n, int64_t in_split,
+                         int64_t in_sign, int64_t out_split, int64_t out_sign, bool forward,
+                         double scale, int64_t nthreads) {
+  if (me.element_count() < 2)
+    return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
+  const int32_t *mev = me.typed_data();
+  std::vector<ffi::AnyBuffer> ins, outs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto b = args.get<ffi::AnyBuffer>(i);
+    if (b.has_error()) return b.error();
+    ins.push_back(*b);
+  }
+  for (size_t i = 0; i < rets.size(); ++i) {
+    auto b = rets.get<ffi::AnyBuffer>(i);
+    if (b.has_error()) return b.error();
+    outs.push_back(**b);
+  }
+  if (ins.empty() || outs.empty())
+    return ffi::Error::InvalidArgument("pfft pieces: needs input and output pieces");
+  auto type = ins[0].element_type();
+  if (outs[0].element_type() != type)
+    return ffi::Error::InvalidArgument("pfft pieces: output type differs from input");
+  size_t elem = type == ffi::DataType::C64 ? 8 : 16;
+  Side in, out;
+  if (auto e = MakeSide(ins, in_split, in_sign, mev[0], elem, in, "input"); e.failure()) return e;
+  if (auto e = MakeSide(outs, out_split, out_sign, mev[1], elem, out, "output"); e.failure())
+    return e;
+  size_t r = in.dims.size();
+  if (out.dims.size() != r) return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
+  int64_t f = axis < 0 ? axis + static_cast<int64_t>(r) : axis;
+  if (f < 0 || f >= static_cast<int64_t>(r))
+    return ffi::Error::InvalidArgument("pfft pieces: axis out of range");
+  size_t fa = static_cast<size_t>(f);
+  if (n < 1 || static_cast<size_t>(n) > in.total(fa) || static_cast<size_t>(n) > out.total(fa))
+    return ffi::Error::InvalidArgument("pfft pieces: n exceeds the pieces along the axis");
+  size_t nt = static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
+  for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
+  try {
+    switch (type) {
+      case ffi::DataType::C64:
+        Run<float>(in, out, fa, static_cast<size_t>(n), forward, scale, nt);
+        break;
+      case ffi::DataType::C128:
+        Run<double>(in, out, fa, static_cast<size_t>(n), forward, scale, nt);
+        break;
+      default:
+        return ffi::Error::InvalidArgument("pfft pieces: complex64 or complex128 only");
+    }
+  } catch (const std::exception &e) {
+    return ffi::Error::Internal(std::string("pfft pieces: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
+}  // namespace
+
+#pragma GCC visibility push(default)
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CPieces, C2CPiecesImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::S32>>()
+                                  .RemainingArgs()
+                                  .RemainingRets()
+                                  .Attr<int64_t>("axis")
+                                  .Attr<int64_t>("n")
+                                  .Attr<int64_t>("in_split")
+                                  .Attr<int64_t>("in_sign")
+                                  .Attr<int64_t>("out_split")
+                                  .Attr<int64_t>("out_sign")
+                                  .Attr<bool>("forward")
+                                  .Attr<double>("scale")
+                                  .Attr<int64_t>("nthreads"));
+#pragma GCC visibility pop
