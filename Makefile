@@ -37,7 +37,7 @@ demo: $(VENV)/.core kernels
 	$(BIN)/python -m benchmarks.demo
 
 kernels: $(VENV)/.core
-	-$(MAKE) -C kernels cpu PYTHON=$(abspath $(BIN)/python)
+	-$(MAKE) -C kernels -j2 cpu PYTHON=$(abspath $(BIN)/python)
 	$(if $(shell command -v nvidia-smi),-$(MAKE) -C kernels cuda PYTHON=$(abspath $(BIN)/python))
 
 test: $(VENV)/.mpi kernels
