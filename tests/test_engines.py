@@ -5,7 +5,11 @@ inside jit, under vmap and inside shard_map on 8 simulated devices. Skipped, wit
 the reason, where ``make kernels`` has not built the library.
 """
 import itertools
+import os
+import shutil
+import subprocess
 import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -271,6 +275,21 @@ def test_cufft_plan_cache_is_bounded_and_thread_safe():
         assert info == {"size": 4, "maxsize": 4}
     finally:
         native.set_cufft_plan_cache_size(old)
+
+
+def test_cufft_plan_cache_logic_is_bounded_flat_and_thread_safe_on_cpu():
+    """Issue 8: the LRU that holds the GPU kernel's cuFFT plans
+    (kernels/common/lru_cache.h, the same header pfft_cuda.cu includes), compiled for
+    the CPU: bound and LRU order, evicted plans alive while a call holds them, flat
+    over 20000 keys, 8 threads with a changing bound, under ThreadSanitizer."""
+    cxx = os.environ.get("CXX", "g++")
+    if shutil.which(cxx) is None or shutil.which("make") is None:
+        pytest.skip(f"no C++ compiler ({cxx}) or make to build the check")
+    kernels = Path(__file__).resolve().parents[1] / "kernels"
+    out = subprocess.run(["make", "-s", "-C", str(kernels), "lru-test"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "all checks hold" in out.stdout
 
 
 def test_cufft_plan_cache_calls_need_the_gpu_kernels():

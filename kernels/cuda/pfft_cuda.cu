@@ -26,15 +26,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <cstdlib>
-#include <list>
 #include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "../common/lru_cache.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -87,60 +86,29 @@ struct Plan {
   ~Plan() { if (handle) cufftDestroy(handle); }
 };
 
-// A bounded LRU: at most CacheLimit() plans (default 64, $PFFT_CUFFT_PLAN_CACHE or
-// pfft_cuda_set_plan_cache_size). An evicted plan that a call still holds (shared_ptr)
-// lives until that call ends.
-std::mutex cache_mu;
-struct CacheEntry {
-  std::shared_ptr<Plan> plan;
-  std::list<PlanKey>::iterator age;
-};
-std::map<PlanKey, CacheEntry> &Cache() {
-  static auto *cache = new std::map<PlanKey, CacheEntry>();  // never destroyed:
-  return *cache;  // no cufftDestroy after the CUDA runtime has shut down at exit
-}
-std::list<PlanKey> &Ages() {  // most recently used first
-  static auto *ages = new std::list<PlanKey>();
-  return *ages;
-}
-size_t &CacheLimit() {
-  static size_t limit = [] {
+// A bounded LRU (kernels/common/lru_cache.h): at most 64 plans unless
+// $PFFT_CUFFT_PLAN_CACHE or pfft_cuda_set_plan_cache_size says otherwise. An evicted
+// plan that a call still holds (shared_ptr) lives until that call ends.
+pfft::LruCache<PlanKey, Plan> &Cache() {
+  static auto *cache = new pfft::LruCache<PlanKey, Plan>([] {
     const char *env = std::getenv("PFFT_CUFFT_PLAN_CACHE");
     long v = env ? std::strtol(env, nullptr, 10) : 64;
     return static_cast<size_t>(v > 0 ? v : 64);
-  }();
-  return limit;
-}
-void EvictLocked() {
-  auto &cache = Cache();
-  auto &ages = Ages();
-  while (cache.size() > CacheLimit() && !ages.empty()) {
-    cache.erase(ages.back());
-    ages.pop_back();
-  }
+  }());  // never destroyed: no cufftDestroy after the CUDA runtime has shut down at exit
+  return *cache;
 }
 
 ffi::Error GetPlan(const PlanKey &key, std::shared_ptr<Plan> &out) {
-  std::lock_guard<std::mutex> lock(cache_mu);
-  auto &cache = Cache();
-  auto &ages = Ages();
-  auto it = cache.find(key);
-  if (it != cache.end()) {
-    ages.splice(ages.begin(), ages, it->second.age);   // now the most recent
-    out = it->second.plan;
-    return ffi::Error::Success();
-  }
-  auto plan = std::make_shared<Plan>();
+  out = Cache().Get(key);
+  if (out) return ffi::Error::Success();
+  auto plan = std::make_shared<Plan>();  // made outside the cache's lock
   PFFT_CUFFT(cufftCreate(&plan->handle));
   PFFT_CUFFT(cufftSetAutoAllocation(plan->handle, 0));
   std::array<long long, 3> n = key.n, embed = key.n;
   PFFT_CUFFT(cufftMakePlanMany64(plan->handle, key.rank, n.data(), embed.data(), key.istride,
                                  key.idist, embed.data(), key.ostride, key.odist, key.type,
                                  key.batch, &plan->work_size));
-  ages.push_front(key);
-  cache.emplace(key, CacheEntry{plan, ages.begin()});
-  EvictLocked();
-  out = plan;
+  out = Cache().Put(key, plan);
   return ffi::Error::Success();
 }
 
@@ -438,16 +406,12 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, C2RImpl, PFFT_BIND);
 extern "C" int pfft_cuda_abi_version() { return 1; }
 // the plan cache: its size now and its bound (for tests and users)
 extern "C" long pfft_cuda_plan_cache_size() {
-  std::lock_guard<std::mutex> lock(cache_mu);
   return static_cast<long>(Cache().size());
 }
 extern "C" long pfft_cuda_plan_cache_limit() {
-  std::lock_guard<std::mutex> lock(cache_mu);
-  return static_cast<long>(CacheLimit());
+  return static_cast<long>(Cache().limit());
 }
 extern "C" void pfft_cuda_set_plan_cache_size(long limit) {
-  std::lock_guard<std::mutex> lock(cache_mu);
-  CacheLimit() = static_cast<size_t>(limit > 0 ? limit : 1);
-  EvictLocked();
+  Cache().set_limit(static_cast<size_t>(limit > 0 ? limit : 1));
 }
 #pragma GCC visibility pop
