@@ -26,10 +26,12 @@
 // Along any other axis the output holds as much as the input; output points past
 // the input's extent (padding of an axis about to be split) are written as 0.
 //
-// Work: lines along `axis` are taken in batches of up to kBatch neighbours along
-// the innermost other axis, gathered from the input pieces into a scratch block,
-// transformed there by DUCC (vectorised across the batch) and scattered to the
-// output pieces. Each element is read once and written once.
+// Work: lines along `axis` are taken in batches of neighbours along the innermost
+// other axis (16 when the lines are contiguous in the input, else 64, so that strided
+// reads use whole cache lines; $PFFT_PIECES_BATCH overrides, up to 64), gathered from
+// the input pieces into a scratch block, transformed there by DUCC (vectorised across
+// the batch) and scattered to the output pieces. Each element is read once and written
+// once. The output buffers get huge-page advice (huge_pages.h).
 
 #include <algorithm>
 #include <complex>
@@ -81,8 +83,8 @@ struct Side {
   }
 };
 
-ffi::Error MakeSide(std::vector<ffi::AnyBuffer> bufs, int64_t split, int64_t sign, int64_t me,
-                    size_t elem, Side &s, const char *what) {
+ffi::Error MakeSide(const std::vector<ffi::AnyBuffer> &bufs, int64_t split, int64_t sign,
+                    int64_t me, Side &s, const char *what) {
   if (bufs.empty()) return ffi::Error::InvalidArgument(std::string("pfft pieces: no ") + what);
   auto d0 = bufs[0].dimensions();
   s.dims.assign(d0.begin(), d0.end());
@@ -106,7 +108,6 @@ ffi::Error MakeSide(std::vector<ffi::AnyBuffer> bufs, int64_t split, int64_t sig
     return ffi::Error::InvalidArgument("pfft pieces: sign must be -1, 0 or +1");
   s.sign = sign;
   s.me = me;
-  (void)elem;
   return ffi::Error::Success();
 }
 
@@ -289,10 +290,9 @@ ffi::Error C2CPiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   auto type = ins[0].element_type();
   if (outs[0].element_type() != type)
     return ffi::Error::InvalidArgument("pfft pieces: output type differs from input");
-  size_t elem = type == ffi::DataType::C64 ? 8 : 16;
   Side in, out;
-  if (auto e = MakeSide(ins, in_split, in_sign, mev[0], elem, in, "input"); e.failure()) return e;
-  if (auto e = MakeSide(outs, out_split, out_sign, mev[1], elem, out, "output"); e.failure())
+  if (auto e = MakeSide(ins, in_split, in_sign, mev[0], in, "input"); e.failure()) return e;
+  if (auto e = MakeSide(outs, out_split, out_sign, mev[1], out, "output"); e.failure())
     return e;
   size_t r = in.dims.size();
   if (out.dims.size() != r) return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
