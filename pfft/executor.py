@@ -21,7 +21,8 @@ import numpy as np
 from jax import lax
 
 from .engines import xla as xla_engine
-from .pieces import Pieces, can_fuse, exchange_pieces, fft_to_pieces
+from . import pieces as pieces_path
+from .pieces import Pieces
 from .planner import Chain
 from .transports import xla as xla_transport
 from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter
@@ -255,19 +256,31 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     block = Block(x, tuple(range(x.ndim)))
     block.scale = scale / _natural_scale(chain, inverse, engine)
     stages = chain.stages
+    use_pieces = pieces_path.enabled(engine, transport)
+    kw = dict(engine=engine, transport=transport)
     for i, st in enumerate(stages):
-        fuse_out = isinstance(st, LocalFFT) and can_fuse(stages, i, engine, transport)
-        if isinstance(st, LocalFFT) and (fuse_out or isinstance(block.data, Pieces)):
-            # write the pieces the next exchange moves, and/or read those it moved
-            # (pfft.pieces keeps numpy's axis order, as the strided engines do)
+        nxt = stages[i + 1] if i + 1 < len(stages) else None
+        if use_pieces:
+            # pfft.pieces: exchanges are shifts of pieces the FFTs pack and unpack;
+            # the block keeps numpy's axis order, as with any strided engine
             assert block.order == tuple(range(x.ndim)), block.order
-            block.data = fft_to_pieces(block.data, st.axes, inverse=inverse,
-                                       scale=block.take_scale(), engine=engine, shape=shape,
-                                       transport=transport,
-                                       exchange=stages[i + 1] if fuse_out else None)
-        elif isinstance(st, Exchange) and isinstance(block.data, Pieces):
-            block.data = exchange_pieces(block.data, st, shape, transport)
-        elif isinstance(st, LocalFFT):
+            fft_stage = isinstance(st, (LocalFFT, RealFFT))
+            if fft_stage and (isinstance(block.data, Pieces) or isinstance(nxt, Exchange)):
+                block.data = pieces_path.transform(
+                    block.data, st, inverse=inverse, weighted=weighted,
+                    scale=block.take_scale(), shape=shape,
+                    exchange=nxt if isinstance(nxt, Exchange) else None, **kw)
+                if isinstance(st, RealFFT):
+                    shape[st.axis] = st.half if st.to_complex else st.n
+                continue
+            if isinstance(st, Exchange):
+                if not pieces_path.ready_for(block.data, st):
+                    block.data = pieces_path.pack(block.data, st, scale=block.take_scale(), **kw)
+                block.data = pieces_path.exchange(block.data, st, shape, transport)
+                continue
+            if isinstance(block.data, Pieces):
+                block.data = pieces_path.assemble(block.data, scale=block.take_scale(), **kw)
+        if isinstance(st, LocalFFT):
             _fft(block, st.axes, inverse, engine, first=(i == 0))
         elif isinstance(st, RealFFT):
             _real_fft(block, st, inverse, weighted, engine)
@@ -283,5 +296,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             _scatter(block, st, shape, transport)
         else:  # pragma: no cover
             raise TypeError(f"unknown stage {st!r}")
+    if isinstance(block.data, Pieces):
+        block.data = pieces_path.assemble(block.data, scale=block.take_scale(), engine=engine,
+                                          transport=transport)
     block.permute(tuple(range(x.ndim)))
     return block._scaled()

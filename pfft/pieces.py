@@ -1,25 +1,28 @@
-"""FFT → exchange → FFT on *pieces*: the packing and unpacking ride on the FFTs.
+"""Exchanges as *pieces*: the packing and unpacking ride on the FFTs (native CPU engine).
 
 An all-to-all over ``p`` devices cuts the scattered axis into ``p`` chunks and stacks
 the received chunks along the gathered axis. XLA:CPU does that with copies of its
 own (slices before, a concatenation and a transpose after: four passes over the
-block). Here a fused kernel (:func:`pfft.engines.native.fft_pieces`) writes the FFT's
-result directly as ``p`` separate pieces, ordered so that piece ``k`` goes ``k``
-places along the mesh axis; the exchange is ``p - 1`` collective permutes (XLA's
-``collective-permute``, one copy of the data that leaves the device) plus the piece
-that stays; and the next FFT reads the received pieces where they lie. Every element
-is then read and written once per FFT and copied once per exchange, the floor for a
-distributed transform.
+block). Here the FFT before an exchange is a fused kernel call
+(:func:`pfft.engines.native.fft_pieces`) that writes its result directly as ``p``
+separate pieces, ordered so that piece ``k`` goes ``k`` places along the mesh axis;
+the exchange is ``p - 1`` collective permutes (XLA's ``collective-permute``, one copy
+of the data that leaves the device) plus the piece that stays; and the FFT after it
+reads the received pieces where they lie. Where no FFT stands next to an exchange
+(the end of a chain, a resize, a gather) one copy pass packs or unpacks instead.
+Every element is then read and written once per FFT and copied once per exchange.
 
-Used by :func:`pfft.executor.run_chain` for local FFTs followed by an exchange and
-another local FFT, when the engine can (``PIECES``) and the transport can shift
-(``SHIFTS``). Blocks stay in numpy's axis order throughout.
+Used by :func:`pfft.executor.run_chain` when the engine can (``PIECES``: the native
+engine on CPU) and the transport can shift (``SHIFTS``: the XLA transport). Blocks
+stay in numpy's axis order throughout.
 """
 from __future__ import annotations
 
-from .stages import Exchange, Gather, LocalFFT
+import numpy as np
 
-__all__ = ["Pieces", "can_fuse", "fft_to_pieces", "exchange_pieces", "fused_exchanges",
+from .stages import Exchange, Gather, LocalFFT, RealFFT
+
+__all__ = ["Pieces", "enabled", "transform", "ready_for", "pack", "exchange", "assemble",
            "collectives"]
 
 
@@ -44,93 +47,164 @@ class Pieces:
         shape[self.axis] = self.extent
         return tuple(shape)
 
-
-def can_fuse(stages, i: int, engine, transport) -> bool:
-    """Whether local FFT ``stages[i]`` can write pieces for the exchange after it."""
-    return (getattr(engine, "PIECES", False) and getattr(transport, "SHIFTS", False)
-            and i + 2 < len(stages) and isinstance(stages[i + 1], Exchange)
-            and isinstance(stages[i + 2], LocalFFT) and stages[i + 1].size > 1)
+    @property
+    def ndim(self) -> int:
+        return self.arrays[0].ndim
 
 
-def fft_to_pieces(data, axes, *, inverse: bool, scale: float, engine, shape,
-                  exchange: Exchange | None, transport):
-    """FFT of a block (an array or :class:`Pieces`) over local ``axes``.
+def enabled(engine, transport) -> bool:
+    """Whether chains on ``engine`` over ``transport`` exchange pieces."""
+    return bool(getattr(engine, "PIECES", False) and getattr(transport, "SHIFTS", False))
 
-    Returns :class:`Pieces` cut for ``exchange`` (send order), or an array when
-    ``exchange`` is None. ``shape`` is the logical global shape (the FFT axes are
-    whole here). The kernel transforms one axis; the others run in place on the
-    pieces, before it when the output is cut along one of them, else after.
-    """
+
+def _hermitian_weights(n: int, to_complex: bool) -> np.ndarray:
+    """Bin weights of a transposed real transform (see :mod:`pfft.executor`)."""
+    w = np.full(n // 2 + 1, 2.0 if to_complex else 0.5)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    return w
+
+
+def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_len: int,
+            inverse: bool, scale: float, engine, transport, weights=None):
+    """One kernel pass along ``f``: ``data`` (array or Pieces) in, pieces cut for
+    ``exchange`` (or one array) out, ``out_len`` points along ``f``."""
     pieces = data if isinstance(data, Pieces) else None
-    ndim = len(pieces.arrays[0].shape if pieces else data.shape)
-    in_shape = list(pieces.shape if pieces else data.shape)
-    cut_in = pieces.axis if pieces else None
-    cut_out = exchange.scatter if exchange else None
-    if cut_in is not None and cut_in in axes:
-        f = cut_in
-    elif cut_out is not None and cut_out in axes:
-        f = cut_out
-    else:
-        f = axes[-1]
-    rest = tuple(a for a in axes if a != f)
-    before = rest if cut_out in rest else ()
-    after = () if before else rest
-    neg = lambda a: a - ndim            # noqa: E731  (the kernel counts from the end)
-
-    arrays = pieces.arrays if pieces else [data]
-    if before:                          # pieces are the chain's own buffers: in place
-        arrays = [engine.fft(a, tuple(neg(b) for b in before), inverse, inplace=True)
-                  for a in arrays]
-
-    out_shape = list(in_shape)
+    ndim = data.ndim
+    out_shape = list(data.shape)
+    out_shape[f] = out_len
     kw = {}
     if pieces:
-        kw.update(in_split=neg(cut_in), in_sign=pieces.sign,
+        kw.update(in_split=pieces.axis - ndim, in_sign=pieces.sign,
                   me_in=transport.axis_index(pieces.mesh_axis))
+    extent = None
     if exchange:
-        p = exchange.size
-        chunk = -(-out_shape[cut_out] // p)
-        out_shape[cut_out] = chunk
-        kw.update(out_count=p, out_split=neg(cut_out), out_sign=1,
+        s, p = exchange.scatter, exchange.size
+        extent = out_shape[s]
+        out_shape[s] = -(-extent // p)
+        kw.update(out_count=p, out_split=s - ndim, out_sign=1,
                   me_out=transport.axis_index(exchange.mesh_axis))
-    out = engine.fft_pieces(arrays, neg(f), shape[f], out_shape=tuple(out_shape),
-                            inverse=inverse, scale=scale, **kw)
-    if after:
-        out = [engine.fft(a, tuple(neg(b) for b in after), inverse, inplace=True)
-               for a in out]
+    out = engine.fft_pieces(pieces.arrays if pieces else [data], f - ndim, n, kind=kind,
+                            out_shape=tuple(out_shape), inverse=inverse, scale=scale,
+                            weights=weights, **kw)
     if not exchange:
         return out[0]
-    return Pieces(out, cut_out, exchange.mesh_axis, +1, in_shape[cut_out])
+    return Pieces(out, exchange.scatter, exchange.mesh_axis, +1, extent)
 
 
-def exchange_pieces(pieces: Pieces, st: Exchange, shape, transport) -> Pieces:
+def _in_place(data, axes, inverse: bool, engine):
+    """Complex FFT over ``axes`` (not cut) of every piece, in place."""
+    if not axes:
+        return data
+    if isinstance(data, Pieces):
+        data.arrays = [_in_place(a, axes, inverse, engine) for a in data.arrays]
+        return data
+    return engine.fft(data, tuple(a - data.ndim for a in axes), inverse, inplace=True)
+
+
+def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
+    cut_in = data.axis if isinstance(data, Pieces) else None
+    cut_out = exchange.scatter if exchange else None
+    f = cut_in if cut_in in axes else cut_out if cut_out in axes else axes[-1]
+    rest = tuple(a for a in axes if a != f)
+    if cut_out in rest:                 # cut on the way out: transform it before
+        data = _in_place(data, rest, inverse, engine)
+        rest = ()
+    out = _kernel(data, f, shape[f], kind="c2c", exchange=exchange, out_len=shape[f],
+                  inverse=inverse, scale=scale, engine=engine, transport=transport)
+    return _in_place(out, rest, inverse, engine)
+
+
+def transform(data, st: LocalFFT | RealFFT, *, inverse: bool, weighted: bool, scale: float,
+              engine, shape, exchange: Exchange | None, transport):
+    """Local FFT stage ``st`` of a block (an array or :class:`Pieces`).
+
+    Returns :class:`Pieces` cut for ``exchange`` (send order), or an array when
+    ``exchange`` is None. ``shape`` is the logical global shape before the stage. The
+    kernel transforms one axis per pass; the other axes of the stage run in place on
+    pieces, before the kernel when the output is cut along one of them, else after. A
+    real stage's halved axis comes first (real to complex) or last (complex to real),
+    with the Hermitian bin weights of a transposed real transform fused in.
+    """
+    kw = dict(engine=engine, transport=transport)
+    if isinstance(st, LocalFFT):
+        return _c2c(data, st.axes, inverse=inverse, scale=scale, shape=shape,
+                    exchange=exchange, **kw)
+    h, n, rest = st.axis, st.n, tuple(a for a in st.axes if a != st.axis)
+    cut_out = exchange.scatter if exchange else None
+    if st.to_complex:
+        w = _hermitian_weights(n, True) if weighted else None
+        if cut_out in rest:             # halved axis to one array, then the cut axis
+            half = _kernel(data, h, n, kind="r2c", exchange=None, out_len=st.half,
+                           inverse=inverse, scale=scale, weights=w, **kw)
+            new = list(shape)
+            new[h] = st.half
+            return _c2c(half, rest, inverse=inverse, scale=1.0, shape=new,
+                        exchange=exchange, **kw)
+        out = _kernel(data, h, n, kind="r2c", exchange=exchange, out_len=st.half,
+                      inverse=inverse, scale=scale, weights=w, **kw)
+        return _in_place(out, rest, inverse, engine)
+    w = _hermitian_weights(n, False) if weighted else None
+    if rest:                            # complex axes first, into one array
+        if isinstance(data, Pieces) and data.axis != h:
+            data = _c2c(data, rest, inverse=inverse, scale=scale, shape=shape,
+                        exchange=None, **kw)
+        elif isinstance(data, Pieces):   # cut along the halved axis: the c2r reads it
+            data = _in_place(data, rest, inverse, engine)
+            return _kernel(data, h, n, kind="c2r", exchange=exchange, out_len=n,
+                           inverse=inverse, scale=scale, weights=w, **kw)
+        else:
+            data = engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale)
+        scale = 1.0
+    return _kernel(data, h, n, kind="c2r", exchange=exchange, out_len=n, inverse=inverse,
+                   scale=scale, weights=w, **kw)
+
+
+def ready_for(data, st: Exchange) -> bool:
+    """Whether ``data`` is already the pieces exchange ``st`` sends."""
+    return (isinstance(data, Pieces) and data.sign == 1 and data.axis == st.scatter
+            and data.mesh_axis == st.mesh_axis and len(data.arrays) == st.size)
+
+
+def pack(data, st: Exchange, *, scale: float, engine, transport) -> Pieces:
+    """Cut a block (an array, or pieces cut otherwise) into the pieces ``st`` sends:
+    one copy pass, ``scale`` applied."""
+    f = data.ndim - 1                    # copy along the contiguous axis
+    return _kernel(data, f, data.shape[f], kind="copy", exchange=st, out_len=data.shape[f],
+                   inverse=False, scale=scale, engine=engine, transport=transport)
+
+
+def exchange(pieces: Pieces, st: Exchange, shape, transport) -> Pieces:
     """The all-to-all ``st`` as cyclic shifts: piece ``k`` moves ``k`` places on.
 
     The received pieces are cut along ``st.gather`` (chunk ``me - k`` in slot ``k``).
     """
-    assert pieces.axis == st.scatter and pieces.sign == 1 and pieces.mesh_axis == st.mesh_axis
+    assert ready_for(pieces, st)
     moved = [pieces.arrays[0]] + [transport.shift(a, st.mesh_axis, k)
                                   for k, a in enumerate(pieces.arrays) if k > 0]
     return Pieces(moved, st.gather, st.mesh_axis, -1, shape[st.gather])
 
 
-def fused_exchanges(stages, engine, transport) -> set[int]:
-    """Indices of the exchanges in ``stages`` that run as shifts of pieces."""
-    return {i + 1 for i, st in enumerate(stages)
-            if isinstance(st, LocalFFT) and can_fuse(stages, i, engine, transport)}
+def assemble(pieces: Pieces, *, scale: float, engine, transport):
+    """The block the pieces hold, as one array in numpy order (one copy pass)."""
+    f = pieces.ndim - 1
+    n = pieces.shape[f]
+    return _kernel(pieces, f, n, kind="copy", exchange=None, out_len=n, inverse=False,
+                   scale=scale, engine=engine, transport=transport)
 
 
 def collectives(stages, engine, transport) -> dict[str, int]:
     """The collectives ``stages`` compile to, by HLO op name.
 
-    A fused exchange over ``p`` devices is ``p - 1`` collective permutes; any other
-    exchange one all-to-all; a gather one all-gather.
+    An exchange over ``p`` devices is ``p - 1`` collective permutes when the chain
+    exchanges pieces, else one all-to-all; a gather is one all-gather.
     """
-    fused = fused_exchanges(stages, engine, transport)
+    shifts = enabled(engine, transport)
     counts = {"all-to-all": 0, "collective-permute": 0, "all-gather": 0}
-    for i, st in enumerate(stages):
+    for st in stages:
         if isinstance(st, Exchange):
-            if i in fused:
+            if shifts:
                 counts["collective-permute"] += st.size - 1
             else:
                 counts["all-to-all"] += 1

@@ -22,12 +22,12 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .engines.choice import engine_for_plan
 from .executor import run_chain
-from .pieces import collectives, fused_exchanges
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec
+from .pieces import collectives, enabled as pieces_enabled
 from .planner import Chain, build_chain
 from .sharding import is_tracer, place
-from .stages import Gather
+from .stages import Exchange, Gather
 from .transports import xla as xla_transport
 
 __all__ = ["Plan", "plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
@@ -278,9 +278,9 @@ class Plan:
         lines = [f"Plan({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                  f"norm={self.norm!r}{extra}, grid {grid}" + (f" ({names})" if names else "") + ")",
                  f"  in : {self.chain.in_layout}"]
-        fused = fused_exchanges(self.chain.stages, self.engine, xla_transport)
-        lines += [f"  {i}. {st}" + (f", as {st.size - 1} collective permute(s) of pieces the "
-                                    "FFTs pack and unpack" if i - 1 in fused else "")
+        shifts = pieces_enabled(self.engine, xla_transport)
+        lines += [f"  {i}. {st}" + (f", as {st.size - 1} collective permute(s) of pieces"
+                                    if shifts and isinstance(st, Exchange) else "")
                   for i, st in enumerate(self.chain.stages, 1)]
         lines.append(f"  out: {self.chain.out_layout}")
         return "\n".join(lines)

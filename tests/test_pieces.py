@@ -41,7 +41,9 @@ def problems(draw):
     cut_out = draw(st.sampled_from([None] + [a for a in range(ndim) if a != cut_in]))
     p_in = draw(st.integers(2, 4)) if cut_in is not None else 1
     p_out = draw(st.integers(2, 4)) if cut_out is not None else 1
+    kind = draw(st.sampled_from(["c2c", "r2c", "c2r", "copy"]))
     return dict(shape=shape, f=f, cut_in=cut_in, cut_out=cut_out, p_in=p_in, p_out=p_out,
+                kind=kind, weighted=kind in ("r2c", "c2r") and draw(st.booleans()),
                 sign_in=draw(st.sampled_from([-1, 0, 1])), sign_out=draw(st.sampled_from([-1, 0, 1])),
                 me_in=draw(st.integers(0, p_in - 1)), me_out=draw(st.integers(0, p_out - 1)),
                 inverse=draw(st.booleans()), scale=draw(st.sampled_from([1.0, 0.25])),
@@ -49,36 +51,66 @@ def problems(draw):
                 seed=draw(st.integers(0, 2**16)))
 
 
-@settings(max_examples=120, deadline=None)
+def _reference(pb, x, w):
+    """What the kernel must compute, in float64 numpy (unnormalised transforms)."""
+    f, n, wide = pb["f"], pb["shape"][pb["f"]], x.astype(np.complex128)
+    wshape = [1] * x.ndim
+    if w is not None:
+        wshape[f] = w.size
+        w = w.reshape(wshape)
+    if pb["kind"] == "copy":
+        return wide * pb["scale"]
+    if pb["kind"] == "c2c":
+        out = np.fft.ifft(wide, axis=f) * n if pb["inverse"] else np.fft.fft(wide, axis=f)
+        return out * pb["scale"]
+    if pb["kind"] == "r2c":                 # the + sign is the conjugate for real input
+        out = np.fft.rfft(x.astype(np.float64), axis=f)
+        out = np.conj(out) if pb["inverse"] else out
+        return out * pb["scale"] * (1 if w is None else w)
+    bins = wide * (1 if w is None else w)   # c2r: numpy's irfft is the + sign
+    bins = bins if pb["inverse"] else np.conj(bins)
+    return np.fft.irfft(bins, n=pb["n"], axis=f) * pb["n"] * pb["scale"]
+
+
+@settings(max_examples=150, deadline=None)
 @given(problems())
 def test_pieces_kernel_matches_numpy(pb):
-    shape, f, ndim = pb["shape"], pb["f"], len(pb["shape"])
-    x = random_array(np.random.default_rng(pb["seed"]), shape, pb["dtype"])
-    fft = np.fft.ifft if pb["inverse"] else np.fft.fft
-    want = fft(x.astype(np.complex128), axis=f) * pb["scale"]
-    if pb["inverse"]:
-        want *= shape[f]                                 # the kernel is unnormalised
+    """Every kind (c2c, r2c, c2r, copy), cut along the transform axis or another, in
+    every piece order, padding (NaN) never read, output padding written as zeros."""
+    shape, f, ndim, kind = list(pb["shape"]), pb["f"], len(pb["shape"]), pb["kind"]
+    rng = np.random.default_rng(pb["seed"])
+    real = np.float32 if pb["dtype"] == np.complex64 else np.float64
+    n = shape[f]
+    pb["n"] = n
+    if kind == "c2r":                       # n real points out of n//2 + 1 bins in
+        shape[f] = n // 2 + 1
+    x = random_array(rng, tuple(shape), pb["dtype"])
+    if kind == "r2c" or (kind == "copy" and pb["seed"] % 2):   # copies move real data too
+        x = x.real.astype(real)
+    w = rng.uniform(0.5, 2.0, n // 2 + 1) if pb["weighted"] else None
+    want = _reference(pb, x, w)
     ins = ([x] if pb["cut_in"] is None else
            _cut(x, pb["cut_in"], pb["p_in"], pb["sign_in"], pb["me_in"], np.nan))
-    out_shape = list(shape)
+    out_shape = list(want.shape)
     kw = {}
     if pb["cut_in"] is not None:
         kw.update(in_split=pb["cut_in"] - ndim, in_sign=pb["sign_in"], me_in=pb["me_in"])
     if pb["cut_out"] is not None:
         a = pb["cut_out"]
-        out_shape[a] = -(-shape[a] // pb["p_out"])
+        out_shape[a] = -(-want.shape[a] // pb["p_out"])
         kw.update(out_split=a - ndim, out_count=pb["p_out"], out_sign=pb["sign_out"],
                   me_out=pb["me_out"])
     got = jax.jit(lambda *a: native.fft_pieces(
-        a, f - ndim, shape[f], out_shape=tuple(out_shape), inverse=pb["inverse"],
-        scale=pb["scale"], **kw))(*ins)
+        a, f - ndim, n, kind=kind, out_shape=tuple(out_shape), inverse=pb["inverse"],
+        scale=pb["scale"], weights=w, **kw))(*ins)
     wants = ([want] if pb["cut_out"] is None else
              _cut(want, pb["cut_out"], pb["p_out"], pb["sign_out"], pb["me_out"], 0))
     assert len(got) == len(wants)
-    for g, w in zip(got, wants):
-        assert g.shape == w.shape and g.dtype == pb["dtype"]
+    out_dtype = real if kind == "c2r" else x.dtype if kind == "copy" else pb["dtype"]
+    for g, wnt in zip(got, wants):
+        assert g.shape == wnt.shape and g.dtype == out_dtype
         assert np.all(np.isfinite(np.asarray(g)))       # padding never leaks in
-        assert rel_err(g, w) <= TOL[pb["dtype"]] or np.abs(w).max() == 0
+        assert rel_err(g, wnt) <= TOL[pb["dtype"]] or np.abs(wnt).max() == 0
 
 
 def test_pieces_kernel_pads_the_transform_axis_with_zeros_and_takes_batches():
@@ -102,6 +134,12 @@ def test_pieces_kernel_rejects_bad_arguments():
     with pytest.raises(Exception, match="differ in shape"):
         native.fft_pieces([x, jnp.zeros((4, 3), jnp.complex64)], -1, 4, in_split=-2,
                           out_shape=(8, 4))
+    with pytest.raises(Exception, match="element types"):
+        native.fft_pieces([x], -1, 4, kind="r2c", out_shape=(4, 3))
+    with pytest.raises(Exception, match="weights"):
+        native.fft_pieces([x.real], -1, 4, kind="r2c", out_shape=(4, 3), weights=[1.0, 2.0])
+    with pytest.raises(ValueError, match="kind"):
+        native.fft_pieces([x], -1, 4, kind="dct", out_shape=(4, 4))
 
 
 @pytest.mark.parametrize("grid", [(2, 2), (2, 4), (8,), (1, 4), (4, 2)])
@@ -121,13 +159,44 @@ def test_fused_plans_equal_unfused_plans_and_numpy(grid, shape, monkeypatch):
         back = jax.jit(plan.backward)(k)
         g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(plan.forward(a)) ** 2)))(xs)
         results[fuse] = (np.asarray(k), np.asarray(back), np.asarray(g))
-        permutes = plan.collectives()["collective-permute"]
-        assert permutes == 0 if not fuse else (permutes > 0 or shape != (16, 12, 8))
+        ops = plan.collectives()
+        assert ops["collective-permute"] == 0 if not fuse else ops["all-to-all"] == 0
+        assert ops["collective-permute"] > 0 or not fuse or shape != (16, 12, 8)
     k, back, g = results[True]
     assert rel_err(k, np.fft.fftn(x)) <= 1e-12
     assert rel_err(back, x) <= 1e-12
     g_ref = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.fftn(a)) ** 2))(jnp.asarray(x))
     assert rel_err(g, g_ref) <= 1e-12
+    for a, b in zip(results[True], results[False]):
+        assert rel_err(a, b) <= 1e-13
+    pfft.clear_plan_cache()
+
+
+@pytest.mark.parametrize("grid", [(2, 2), (2, 4), (4,), (1, 4)])
+@pytest.mark.parametrize("shape", [(16, 12, 10), (7, 10, 9), (6, 5, 4)], ids=str)
+@pytest.mark.parametrize("spectrum", ["numpy", "padded"])
+def test_fused_real_plans_equal_unfused_plans_and_numpy(grid, shape, spectrum, monkeypatch):
+    """rfftn/irfftn plans and the gradient of a real loss (the weighted, transposed real
+    stages): pieces and shifts agree with the all-to-all path and with numpy."""
+    mesh = pfft.make_mesh(grid)
+    x = np.random.default_rng(sum(shape)).standard_normal(shape)
+    xs = pfft.device_put(x, mesh)
+    results = {}
+    for fuse in (True, False):
+        monkeypatch.setattr(choice, "FUSE_PIECES", fuse)
+        pfft.clear_plan_cache()
+        plan = pfft.plan(shape, np.float64, mesh, kind="r2c", spectrum=spectrum,
+                         engine="native")
+        k = jax.jit(plan.forward)(xs)
+        back = jax.jit(plan.backward)(k)
+        wt = jnp.asarray(np.random.default_rng(1).standard_normal(plan.out_shape))
+        g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(plan.forward(a)) ** 2 * wt)))(xs)
+        results[fuse] = (np.asarray(k), np.asarray(back), np.asarray(g))
+        assert (plan.collectives()["all-to-all"] == 0) == fuse or plan.chain.exchanges == 0
+    k, back, g = results[True]
+    if spectrum == "numpy":
+        assert rel_err(k, np.fft.rfftn(x)) <= 1e-12
+    assert rel_err(back, x) <= 1e-12
     for a, b in zip(results[True], results[False]):
         assert rel_err(a, b) <= 1e-13
     pfft.clear_plan_cache()

@@ -77,7 +77,10 @@ def test_real_pencil_plan_runs_three_all_to_alls_and_a_slab_one():
         ops = plan.collectives()
         assert hlo.count("all-to-all(") == ops["all-to-all"]
         assert hlo.count("collective-permute(") == ops["collective-permute"]
-        assert ops["all-to-all"] + ops["collective-permute"] == plan.chain.exchanges
+        sizes = [st.size for st in plan.chain.stages if hasattr(st, "gather")]
+        assert len(sizes) == plan.chain.exchanges
+        assert ops["all-to-all"] in (0, len(sizes))        # all-to-alls, or shifts of pieces
+        assert ops["collective-permute"] in (0, sum(p - 1 for p in sizes))
         assert "all-gather" not in hlo
         assert rel_err(plan.forward(x), np.fft.rfftn(x)) <= 1e-12
 

@@ -205,5 +205,5 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, R2CImpl, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, C2RImpl, PFFT_BIND);
 
 // Version of this library's calling convention, checked by pfft/engines/native.py.
-extern "C" int pfft_cpu_abi_version() { return 2; }  // 2: PfftC2CPieces
+extern "C" int pfft_cpu_abi_version() { return 3; }  // 3: PfftPieces
 #pragma GCC visibility pop

@@ -1,8 +1,10 @@
 // pfft CPU engine: one FFT pass that also unpacks and packs the pieces an exchange
 // moves, so a distributed transform needs no copies of its own around a collective.
 //
-//   PfftC2CPieces  complex -> complex along one axis of a logical block that
-//                  arrives as p_in pieces and leaves as p_out pieces
+//   PfftPieces  one axis of a logical block that arrives as p_in pieces and leaves
+//               as p_out pieces, transformed on the way: kind "c2c", "r2c" (real n
+//               points -> n/2+1 bins), "c2r" (n/2+1 bins -> n real points), or "copy"
+//               (no transform: the packing or unpacking alone, real or complex)
 //
 // The logical block (rank r, leading batch dimensions allowed) is cut into equal
 // chunks along one axis on each side. Every piece is a row-major array of the
@@ -15,10 +17,15 @@
 // pieces received (piece k came from the device k places back). `me` is a runtime
 // int32 operand [me_in, me_out] (this device's place along each mesh axis).
 //
+// Operands: me (int32[2]), then the input pieces.
 // Attributes:
+//   weights    float64 array: empty, or one factor per bin of the complex side,
+//              applied after an r2c and before a c2r or c2c
+//   kind       "c2c", "r2c", "c2r" or "copy"
 //   axis       int64, the transform axis, negative (from the end)
-//   n          int64, transform length; pieces may hold more along `axis` (padding):
-//              extra input points are ignored, extra output points written as 0
+//   n          int64, transform length (real points for r2c/c2r; points copied for
+//              copy); pieces may hold more along `axis` (padding): extra input
+//              points are ignored, extra output points written as 0
 //   in_split, out_split   int64, negative axis each side is cut along (ignored
 //              when that side has one piece)
 //   in_sign, out_sign     int64, +1, -1 or 0 as above
@@ -40,6 +47,8 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ducc0/fft/fft.h"
@@ -111,9 +120,16 @@ ffi::Error MakeSide(const std::vector<ffi::AnyBuffer> &bufs, int64_t split, int6
   return ffi::Error::Success();
 }
 
-template <typename T>
-void Run(const Side &in, const Side &out, size_t f, size_t n, bool forward, double scale,
-         size_t nthreads) {
+enum class Mode { kC2C, kR2C, kC2R, kCopy };
+
+// One pass over the block: gather lines from the input pieces, transform (or not),
+// scatter to the output pieces. Tin/Tout are the element types of each side; lines
+// hold n_in points in and n_out out (c2c, copy: equal; r2c: n -> n/2+1; c2r: n/2+1
+// -> n). `weights` (length n_out for r2c, n_in otherwise, or empty) multiply the bins
+// of the complex side: after an r2c, before a c2r or c2c.
+template <typename T, typename Tin, typename Tout>
+void Run(const Side &in, const Side &out, size_t f, Mode mode, size_t n_in, size_t n_out,
+         bool forward, double scale, const std::vector<double> &weights, size_t nthreads) {
   using C = std::complex<T>;
   const size_t r = in.dims.size();
   // extents of the logical block, and the axes lines run over
@@ -135,21 +151,32 @@ void Run(const Side &in, const Side &out, size_t f, size_t n, bool forward, doub
   const size_t blocks = (nb + kBatch - 1) / kBatch;
   size_t outer = 1;
   for (size_t i = 0; i + 1 < others.size(); ++i) outer *= ext_out[others[i]];
-  const size_t n_in = n, n_out = ext_out[f];
+  const size_t n_tot = ext_out[f];  // points written per line (zeros past n_out)
 
   // along the transform axis: piece and offset of every point, each side
-  std::vector<size_t> in_fp(n_in, 0), out_fp(n_out, 0);
-  std::vector<ptrdiff_t> in_fo(n_in), out_fo(n_out);
+  std::vector<size_t> in_fp(n_in, 0), out_fp(n_tot, 0);
+  std::vector<ptrdiff_t> in_fo(n_in), out_fo(n_tot);
   for (size_t t = 0; t < n_in; ++t) in.locate(f, t, in_fp[t], in_fo[t]);
-  for (size_t t = 0; t < n_out; ++t) out.locate(f, t, out_fp[t], out_fo[t]);
+  for (size_t t = 0; t < n_tot; ++t) out.locate(f, t, out_fp[t], out_fo[t]);
   const bool in_f_split = in.split == static_cast<int>(f);
   const bool out_f_split = out.split == static_cast<int>(f);
   const bool in_f_unit = in.strides[f] == 1 && !in_f_split;
   const bool out_f_unit = out.strides[f] == 1 && !out_f_split;
+  // scratch: line-major when lines are contiguous in the input, else point-major
   const bool line_major = in_f_unit;
+  const bool same = std::is_same<Tin, Tout>::value;  // c2c and copy: one scratch
 
   ducc0::execDynamic(outer * blocks, nthreads, 1, [&](ducc0::Scheduler &sched) {
-    std::vector<C> buf(n_in * kBatch);  // a batch of lines
+    std::vector<Tin> bin(n_in * kBatch);
+    std::vector<Tout> bout_own(same ? 0 : n_out * kBatch);
+    Tout *bout = same ? reinterpret_cast<Tout *>(bin.data()) : bout_own.data();
+    const size_t ldi = line_major ? n_in : kBatch, ldo = line_major ? n_out : kBatch;
+    auto in_at = [&](size_t b, size_t t) -> Tin & {
+      return line_major ? bin[b * n_in + t] : bin[t * kBatch + b];
+    };
+    auto out_at = [&](size_t b, size_t t) -> Tout & {
+      return line_major ? bout[b * n_out + t] : bout[t * kBatch + b];
+    };
     std::vector<size_t> coord(r, 0);
     size_t in_piece[kMaxBatch], out_piece[kMaxBatch];
     ptrdiff_t in_base[kMaxBatch], out_base[kMaxBatch];
@@ -193,71 +220,85 @@ void Run(const Side &in, const Side &out, size_t f, size_t n, bool forward, doub
           in_contig &= in_piece[b] == in_piece[0] && in_base[b] == in_base[0] + ptrdiff_t(b);
         for (size_t b = 1; b < nl; ++b)
           out_contig &= out_piece[b] == out_piece[0] && out_base[b] == out_base[0] + ptrdiff_t(b);
-        // scratch: line-major when lines are contiguous in the input, else point-major
-        const size_t ld = line_major ? n_in : kBatch;
-        auto at = [&](size_t b, size_t t) -> C & {
-          return line_major ? buf[b * n_in + t] : buf[t * kBatch + b];
-        };
         // gather
         if (line_major) {
           for (size_t b = 0; b < nv; ++b)
-            std::copy_n(reinterpret_cast<const C *>(in.ptrs[in_piece[b]]) + in_base[b], n_in,
-                        &buf[b * n_in]);
+            std::copy_n(reinterpret_cast<const Tin *>(in.ptrs[in_piece[b]]) + in_base[b], n_in,
+                        &bin[b * n_in]);
         } else {
           for (size_t t = 0; t < n_in; ++t) {
-            C *row = &buf[t * kBatch];
+            Tin *row = &bin[t * kBatch];
             if (in_contig) {
               size_t p = in_f_split ? in_fp[t] : in_piece[0];
-              std::copy_n(reinterpret_cast<const C *>(in.ptrs[p]) + in_base[0] + in_fo[t], nv, row);
+              std::copy_n(reinterpret_cast<const Tin *>(in.ptrs[p]) + in_base[0] + in_fo[t], nv,
+                          row);
             } else {
               for (size_t b = 0; b < nv; ++b) {
                 size_t p = in_f_split ? in_fp[t] : in_piece[b];
-                row[b] = reinterpret_cast<const C *>(in.ptrs[p])[in_base[b] + in_fo[t]];
+                row[b] = reinterpret_cast<const Tin *>(in.ptrs[p])[in_base[b] + in_fo[t]];
               }
             }
           }
         }
-        if (nv > 0) {
-          ducc0::vfmav<C> v = line_major
-              ? ducc0::vfmav<C>(buf.data(), {nv, n_in}, {static_cast<ptrdiff_t>(ld), ptrdiff_t(1)})
-              : ducc0::vfmav<C>(buf.data(), {n_in, nv}, {static_cast<ptrdiff_t>(ld), ptrdiff_t(1)});
-          ducc0::c2c(ducc0::cfmav<C>(v), v, {line_major ? size_t(1) : size_t(0)}, forward,
-                     static_cast<T>(scale), 1);
+        // transform
+        if (nv > 0 && mode != Mode::kCopy) {
+          if (!weights.empty() && mode != Mode::kR2C)
+            for (size_t b = 0; b < nv; ++b)
+              for (size_t t = 0; t < n_in; ++t) in_at(b, t) *= static_cast<T>(weights[t]);
+          auto shape_in = line_major ? ducc0::fmav_info::shape_t{nv, n_in}
+                                     : ducc0::fmav_info::shape_t{n_in, nv};
+          auto shape_out = line_major ? ducc0::fmav_info::shape_t{nv, n_out}
+                                      : ducc0::fmav_info::shape_t{n_out, nv};
+          ducc0::cfmav<Tin> src(bin.data(), shape_in, {ptrdiff_t(ldi), ptrdiff_t(1)});
+          ducc0::vfmav<Tout> dst(bout, shape_out, {ptrdiff_t(ldo), ptrdiff_t(1)});
+          const size_t ax = line_major ? 1 : 0;
+          if constexpr (std::is_same<Tin, C>::value && std::is_same<Tout, C>::value)
+            ducc0::c2c(src, dst, {ax}, forward, static_cast<T>(scale), 1);
+          else if constexpr (std::is_same<Tin, T>::value && std::is_same<Tout, C>::value)
+            ducc0::r2c(src, dst, {ax}, forward, static_cast<T>(scale), 1);
+          else if constexpr (std::is_same<Tin, C>::value && std::is_same<Tout, T>::value)
+            ducc0::c2r(src, dst, {ax}, forward, static_cast<T>(scale), 1);
+          if (!weights.empty() && mode == Mode::kR2C)
+            for (size_t b = 0; b < nv; ++b)
+              for (size_t t = 0; t < n_out; ++t) out_at(b, t) *= static_cast<T>(weights[t]);
+        } else if (nv > 0 && scale != 1.0) {
+          for (size_t b = 0; b < nv; ++b)
+            for (size_t t = 0; t < n_out; ++t) out_at(b, t) *= static_cast<T>(scale);
         }
-        // scatter (zeros past n and on padding lines)
-        const C zero(0);
+        // scatter (zeros past n_out and on padding lines)
+        const Tout zero(0);
         if (out_f_unit) {
           for (size_t b = 0; b < nl; ++b) {
-            C *dst = reinterpret_cast<C *>(out.ptrs[out_piece[b]]) + out_base[b];
+            Tout *dst = reinterpret_cast<Tout *>(out.ptrs[out_piece[b]]) + out_base[b];
             if (b >= nv) {
-              std::fill_n(dst, n_out, zero);
+              std::fill_n(dst, n_tot, zero);
             } else if (line_major) {
-              std::copy_n(&buf[b * n_in], n_in, dst);
-              std::fill_n(dst + n_in, n_out - n_in, zero);
+              std::copy_n(&bout[b * n_out], n_out, dst);
+              std::fill_n(dst + n_out, n_tot - n_out, zero);
             } else {
-              for (size_t t = 0; t < n_in; ++t) dst[t] = buf[t * kBatch + b];
-              std::fill_n(dst + n_in, n_out - n_in, zero);
+              for (size_t t = 0; t < n_out; ++t) dst[t] = bout[t * kBatch + b];
+              std::fill_n(dst + n_out, n_tot - n_out, zero);
             }
           }
         } else {
-          for (size_t t = 0; t < n_out; ++t) {
+          for (size_t t = 0; t < n_tot; ++t) {
             if (out_contig) {
               size_t p = out_f_split ? out_fp[t] : out_piece[0];
-              C *dst = reinterpret_cast<C *>(out.ptrs[p]) + out_base[0] + out_fo[t];
-              if (t >= n_in) {
+              Tout *dst = reinterpret_cast<Tout *>(out.ptrs[p]) + out_base[0] + out_fo[t];
+              if (t >= n_out) {
                 std::fill_n(dst, nl, zero);
               } else if (!line_major) {
-                std::copy_n(&buf[t * kBatch], nv, dst);
+                std::copy_n(&bout[t * kBatch], nv, dst);
                 std::fill_n(dst + nv, nl - nv, zero);
               } else {
-                for (size_t b = 0; b < nv; ++b) dst[b] = at(b, t);
+                for (size_t b = 0; b < nv; ++b) dst[b] = out_at(b, t);
                 std::fill_n(dst + nv, nl - nv, zero);
               }
             } else {
               for (size_t b = 0; b < nl; ++b) {
                 size_t p = out_f_split ? out_fp[t] : out_piece[b];
-                reinterpret_cast<C *>(out.ptrs[p])[out_base[b] + out_fo[t]] =
-                    (b < nv && t < n_in) ? at(b, t) : zero;
+                reinterpret_cast<Tout *>(out.ptrs[p])[out_base[b] + out_fo[t]] =
+                    (b < nv && t < n_out) ? out_at(b, t) : zero;
               }
             }
           }
@@ -267,10 +308,12 @@ void Run(const Side &in, const Side &out, size_t f, size_t n, bool forward, doub
   });
 }
 
-ffi::Error C2CPiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
-                         ffi::RemainingRets rets, int64_t axis, int64_t n, int64_t in_split,
-                         int64_t in_sign, int64_t out_split, int64_t out_sign, bool forward,
-                         double scale, int64_t nthreads) {
+ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
+                      ffi::RemainingRets rets, ffi::Span<const double> weights,
+                      std::string_view kind,
+                      int64_t axis, int64_t n, int64_t in_split, int64_t in_sign,
+                      int64_t out_split, int64_t out_sign, bool forward, double scale,
+                      int64_t nthreads) {
   if (me.element_count() < 2)
     return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
   const int32_t *mev = me.typed_data();
@@ -287,9 +330,12 @@ ffi::Error C2CPiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   }
   if (ins.empty() || outs.empty())
     return ffi::Error::InvalidArgument("pfft pieces: needs input and output pieces");
-  auto type = ins[0].element_type();
-  if (outs[0].element_type() != type)
-    return ffi::Error::InvalidArgument("pfft pieces: output type differs from input");
+  Mode mode;
+  if (kind == "c2c") mode = Mode::kC2C;
+  else if (kind == "r2c") mode = Mode::kR2C;
+  else if (kind == "c2r") mode = Mode::kC2R;
+  else if (kind == "copy") mode = Mode::kCopy;
+  else return ffi::Error::InvalidArgument("pfft pieces: kind must be c2c, r2c, c2r or copy");
   Side in, out;
   if (auto e = MakeSide(ins, in_split, in_sign, mev[0], in, "input"); e.failure()) return e;
   if (auto e = MakeSide(outs, out_split, out_sign, mev[1], out, "output"); e.failure())
@@ -300,21 +346,47 @@ ffi::Error C2CPiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   if (f < 0 || f >= static_cast<int64_t>(r))
     return ffi::Error::InvalidArgument("pfft pieces: axis out of range");
   size_t fa = static_cast<size_t>(f);
-  if (n < 1 || static_cast<size_t>(n) > in.total(fa) || static_cast<size_t>(n) > out.total(fa))
+  size_t half = static_cast<size_t>(n) / 2 + 1;
+  size_t n_in = mode == Mode::kC2R ? half : static_cast<size_t>(n);
+  size_t n_out = mode == Mode::kR2C ? half : static_cast<size_t>(n);
+  if (n < 1 || n_in > in.total(fa) || n_out > out.total(fa))
     return ffi::Error::InvalidArgument("pfft pieces: n exceeds the pieces along the axis");
+  std::vector<double> w(weights.begin(), weights.end());
+  if (!w.empty() && (mode == Mode::kCopy || w.size() != (mode == Mode::kR2C ? n_out : n_in)))
+    return ffi::Error::InvalidArgument("pfft pieces: weights must have one entry per bin");
+  auto ti = ins[0].element_type(), to = outs[0].element_type();
+  using ffi::DataType;
+  bool c2c_like = mode == Mode::kC2C || mode == Mode::kCopy;
   size_t nt = static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
   for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
   try {
-    switch (type) {
-      case ffi::DataType::C64:
-        Run<float>(in, out, fa, static_cast<size_t>(n), forward, scale, nt);
-        break;
-      case ffi::DataType::C128:
-        Run<double>(in, out, fa, static_cast<size_t>(n), forward, scale, nt);
-        break;
-      default:
-        return ffi::Error::InvalidArgument("pfft pieces: complex64 or complex128 only");
-    }
+    if (c2c_like && ti == DataType::C64 && to == DataType::C64)
+      Run<float, std::complex<float>, std::complex<float>>(in, out, fa, mode, n_in, n_out,
+                                                           forward, scale, w, nt);
+    else if (c2c_like && ti == DataType::C128 && to == DataType::C128)
+      Run<double, std::complex<double>, std::complex<double>>(in, out, fa, mode, n_in, n_out,
+                                                              forward, scale, w, nt);
+    else if (mode == Mode::kCopy && ti == DataType::F32 && to == DataType::F32)
+      Run<float, float, float>(in, out, fa, mode, n_in, n_out, forward, scale, w, nt);
+    else if (mode == Mode::kCopy && ti == DataType::F64 && to == DataType::F64)
+      Run<double, double, double>(in, out, fa, mode, n_in, n_out, forward, scale, w, nt);
+    else if (mode == Mode::kR2C && ti == DataType::F32 && to == DataType::C64)
+      Run<float, float, std::complex<float>>(in, out, fa, mode, n_in, n_out, forward, scale,
+                                             w, nt);
+    else if (mode == Mode::kR2C && ti == DataType::F64 && to == DataType::C128)
+      Run<double, double, std::complex<double>>(in, out, fa, mode, n_in, n_out, forward, scale,
+                                                w, nt);
+    else if (mode == Mode::kC2R && ti == DataType::C64 && to == DataType::F32)
+      Run<float, std::complex<float>, float>(in, out, fa, mode, n_in, n_out, forward, scale,
+                                             w, nt);
+    else if (mode == Mode::kC2R && ti == DataType::C128 && to == DataType::F64)
+      Run<double, std::complex<double>, double>(in, out, fa, mode, n_in, n_out, forward, scale,
+                                                w, nt);
+    else
+      return ffi::Error::InvalidArgument(
+          "pfft pieces: element types do not fit the kind (c2c: complex64 or complex128 "
+          "both sides; copy: the same type both sides; r2c: float -> complex; c2r: "
+          "complex -> float)");
   } catch (const std::exception &e) {
     return ffi::Error::Internal(std::string("pfft pieces: ") + e.what());
   }
@@ -324,11 +396,13 @@ ffi::Error C2CPiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
 }  // namespace
 
 #pragma GCC visibility push(default)
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CPieces, C2CPiecesImpl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPieces, PiecesImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::Buffer<ffi::S32>>()
                                   .RemainingArgs()
                                   .RemainingRets()
+                                  .Attr<ffi::Span<const double>>("weights")
+                                  .Attr<std::string_view>("kind")
                                   .Attr<int64_t>("axis")
                                   .Attr<int64_t>("n")
                                   .Attr<int64_t>("in_split")

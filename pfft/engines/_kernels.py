@@ -22,9 +22,9 @@ __all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs",
 # ffi target name -> exported handler symbol (same names in the CPU and CUDA libraries)
 TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R"}
 # targets only one platform's library has: the CPU one fuses packing into its FFTs
-PLATFORM_TARGETS = {"cpu": {"pfft_c2c_pieces": "PfftC2CPieces"}, "cuda": {}}
+PLATFORM_TARGETS = {"cpu": {"pfft_pieces": "PfftPieces"}, "cuda": {}}
 # the calling convention each library must report (rebuild when it changes)
-ABI_VERSIONS = {"cpu": 2, "cuda": 1}
+ABI_VERSIONS = {"cpu": 3, "cuda": 1}
 _LIBS = {"cpu": ("libpfft_cpu.so", "cpu", "pfft_cpu_abi_version"),
          "cuda": ("libpfft_cuda.so", "CUDA", "pfft_cuda_abi_version")}
 

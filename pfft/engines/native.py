@@ -288,30 +288,39 @@ def pieces_available(platform: str | None = None) -> bool:
     return _platform(platform) == "cpu" and available("cpu")
 
 
-def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, in_split: int = -1,
-               in_sign: int = 0, me_in=0, out_shape: Sequence[int], out_count: int = 1,
-               out_split: int = -1, out_sign: int = 0, me_out=0, inverse: bool = False,
-               scale: float = 1.0, nthreads: int | None = None) -> list[jax.Array]:
-    """Complex FFT along ``axis`` of a block given as pieces, written as pieces (CPU).
+def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c2c",
+               in_split: int = -1, in_sign: int = 0, me_in=0, out_shape: Sequence[int],
+               out_count: int = 1, out_split: int = -1, out_sign: int = 0, me_out=0,
+               inverse: bool = False, scale: float = 1.0, weights=None,
+               nthreads: int | None = None) -> list[jax.Array]:
+    """FFT along ``axis`` of a block given as pieces, written as pieces (CPU).
 
     The logical block is cut into equal chunks along ``in_split`` (input) and
     ``out_split`` (output); piece ``k`` of a side holds chunk ``(me + sign*k) % count``
     (``sign`` 0: chunk ``k``), the order in which cyclic shifts send (``sign=+1``) and
-    receive (``sign=-1``) them. ``n`` points are transformed; points past ``n`` along
-    ``axis`` and past the input's extent along other axes are written as zeros. One
-    pass reads every input element once and writes every output element once: the
-    unpacking after and the packing before an exchange ride on the FFT.
+    receive (``sign=-1``) them. Points past the transform's length along ``axis`` and
+    past the input's extent along other axes are written as zeros; input padding is
+    never read. One pass reads every input element once and writes every output
+    element once: the unpacking after and the packing before an exchange ride on the
+    FFT.
 
     Parameters
     ----------
     pieces : sequence of arrays
-        Complex64/complex128 pieces of one shape.
+        Pieces of one shape: complex for ``kind`` "c2c", "c2r" and "copy", real for "r2c".
     axis, in_split, out_split : int
         Negative axes (counted from the end, so leading batch axes are free).
+    n : int
+        Transform length: complex points (c2c), real points (r2c: ``n//2 + 1`` bins
+        out; c2r: ``n//2 + 1`` bins in), or points copied ("copy", no transform;
+        ``scale`` still applies).
     me_in, me_out : int or int32 scalar array
         This device's place along the mesh axis of each side (``lax.axis_index``).
     out_shape : sequence of int
         Shape of each output piece.
+    weights : sequence of ``n//2 + 1`` floats, optional (static)
+        Per-bin factors on the complex side of a real transform (after r2c, before
+        c2r): the Hermitian weights of a transposed real transform.
 
     Returns
     -------
@@ -322,14 +331,20 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, in_split: int 
     pieces = [jnp.asarray(p) for p in pieces]
     if not pieces_available():
         raise RuntimeError(f"pfft fft_pieces needs the CPU kernels: {unavailable_reason('cpu')}")
+    if kind not in ("c2c", "r2c", "c2r", "copy"):
+        raise ValueError(f"kind must be 'c2c', 'r2c', 'c2r' or 'copy', got {kind!r}")
     x = pieces[0]
-    result = jax.typeof(x).update(shape=tuple(out_shape), dtype=x.dtype)
+    wide = np.dtype(x.dtype) in (np.float64, np.complex128)
+    out_dtype = {"r2c": np.complex128 if wide else np.complex64,
+                 "c2r": np.float64 if wide else np.float32}.get(kind, x.dtype)
+    result = jax.typeof(x).update(shape=tuple(out_shape), dtype=np.dtype(out_dtype))
     me = jnp.stack([jnp.asarray(me_in, jnp.int32), jnp.asarray(me_out, jnp.int32)])
-    call = jax.ffi.ffi_call("pfft_c2c_pieces", [result] * out_count,
-                            vmap_method="broadcast_all")
-    out = call(me, *pieces, axis=np.int64(axis), n=np.int64(n), in_split=np.int64(in_split),
-               in_sign=np.int64(in_sign), out_split=np.int64(out_split),
-               out_sign=np.int64(out_sign), forward=not inverse, scale=np.float64(scale),
+    w = np.zeros(0) if weights is None else np.asarray(weights, np.float64).ravel()
+    call = jax.ffi.ffi_call("pfft_pieces", [result] * out_count, vmap_method="broadcast_all")
+    out = call(me, *pieces, weights=w, kind=kind, axis=np.int64(axis), n=np.int64(n),
+               in_split=np.int64(in_split), in_sign=np.int64(in_sign),
+               out_split=np.int64(out_split), out_sign=np.int64(out_sign),
+               forward=not inverse, scale=np.float64(scale),
                nthreads=np.int64(nthreads or num_threads()))
     return list(out)
 
