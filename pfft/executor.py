@@ -4,6 +4,9 @@ The block keeps a *physical* axis order of its own: every local FFT runs on
 trailing (contiguous) axes, and the reordering each FFT needs is folded into the
 packing and unpacking that an all-to-all needs anyway, so no stage pays for a
 separate transpose. Only the final block is put back into numpy's axis order.
+Strided engines (native) keep numpy's order throughout; where the engine and the
+transport allow, exchanges run as shifts of pieces that the FFTs pack and unpack
+(:mod:`pfft.pieces`).
 
 The sign of every transform is chosen by ``inverse``; scaling is applied once, in
 the first copy the chain makes anyway. Real stages run real-to-complex or
@@ -17,7 +20,6 @@ import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from .engines import xla as xla_engine
@@ -83,20 +85,6 @@ def _fft(block: Block, axes, inverse: bool, engine, first: bool) -> None:
     block.data = engine.fft_trailing(block.data, len(axes), inverse)
 
 
-def _hermitian_weights(n: int, to_complex: bool) -> np.ndarray:
-    """Per-bin weights of the transposed real transform of ``n`` points.
-
-    The ``n//2 + 1`` stored bins stand for two each, except the zero bin and, for
-    even ``n``, the Nyquist bin: after a real-to-complex transform the interior
-    bins are doubled; before a complex-to-real one they are halved.
-    """
-    w = np.full(n // 2 + 1, 2.0 if to_complex else 0.5)
-    w[0] = 1.0
-    if n % 2 == 0:
-        w[-1] = 1.0
-    return w
-
-
 def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) -> None:
     """Real-to-complex or complex-to-real stage (``inverse`` flips the sign)."""
     if not engine.STRIDED:
@@ -105,7 +93,7 @@ def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) 
     pos = tuple(block.order.index(a) for a in st.axes)
     weights = None
     if weighted:
-        w = _hermitian_weights(st.n, st.to_complex)
+        w = st.transposed_weights()
         shape = [1] * data.ndim
         shape[pos[-1]] = w.size
         weights = jnp.asarray(w.reshape(shape), dtype=jnp.finfo(data.dtype).dtype)

@@ -18,8 +18,6 @@ stay in numpy's axis order throughout.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .stages import Exchange, Gather, LocalFFT, RealFFT
 
 __all__ = ["Pieces", "enabled", "transform", "ready_for", "pack", "exchange", "assemble",
@@ -55,15 +53,6 @@ class Pieces:
 def enabled(engine, transport) -> bool:
     """Whether chains on ``engine`` over ``transport`` exchange pieces."""
     return bool(getattr(engine, "PIECES", False) and getattr(transport, "SHIFTS", False))
-
-
-def _hermitian_weights(n: int, to_complex: bool) -> np.ndarray:
-    """Bin weights of a transposed real transform (see :mod:`pfft.executor`)."""
-    w = np.full(n // 2 + 1, 2.0 if to_complex else 0.5)
-    w[0] = 1.0
-    if n % 2 == 0:
-        w[-1] = 1.0
-    return w
 
 
 def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_len: int,
@@ -134,7 +123,7 @@ def transform(data, st: LocalFFT | RealFFT, *, inverse: bool, weighted: bool, sc
     h, n, rest = st.axis, st.n, tuple(a for a in st.axes if a != st.axis)
     cut_out = exchange.scatter if exchange else None
     if st.to_complex:
-        w = _hermitian_weights(n, True) if weighted else None
+        w = st.transposed_weights() if weighted else None
         if cut_out in rest:             # halved axis to one array, then the cut axis
             half = _kernel(data, h, n, kind="r2c", exchange=None, out_len=st.half,
                            inverse=inverse, scale=scale, weights=w, **kw)
@@ -145,7 +134,7 @@ def transform(data, st: LocalFFT | RealFFT, *, inverse: bool, weighted: bool, sc
         out = _kernel(data, h, n, kind="r2c", exchange=exchange, out_len=st.half,
                       inverse=inverse, scale=scale, weights=w, **kw)
         return _in_place(out, rest, inverse, engine)
-    w = _hermitian_weights(n, False) if weighted else None
+    w = st.transposed_weights() if weighted else None
     if rest:                            # complex axes first, into one array
         if isinstance(data, Pieces) and data.axis != h:
             data = _c2c(data, rest, inverse=inverse, scale=scale, shape=shape,

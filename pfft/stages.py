@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["LocalFFT", "RealFFT", "Resize", "Exchange", "Gather", "Scatter", "Stage"]
 
 
@@ -47,6 +49,19 @@ class RealFFT:
 
     def inverse(self) -> "RealFFT":
         return RealFFT(self.axes, self.n, not self.to_complex)
+
+    def transposed_weights(self) -> np.ndarray:
+        """Per-bin weights of this stage transposed (the ``n//2 + 1`` stored bins).
+
+        The stored bins stand for two each, except the zero bin and, for even ``n``,
+        the Nyquist bin: after a real-to-complex transform the interior bins are
+        doubled; before a complex-to-real one they are halved.
+        """
+        w = np.full(self.half, 2.0 if self.to_complex else 0.5)
+        w[0] = 1.0
+        if self.n % 2 == 0:
+            w[-1] = 1.0
+        return w
 
     def __str__(self) -> str:
         name, (a, b) = (("rfft", (self.n, self.half)) if self.to_complex
