@@ -398,7 +398,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     engine
         Local FFT engine: ``"auto"`` (default, or ``$PFFT_ENGINE``): pfft's native
         kernels on CPU where they are built (``make kernels``), else XLA's;
-        ``"native"`` or ``"xla"`` to force one (see ``docs/engines.md``).
+        ``"native"`` or ``"xla"`` to force one; ``"cufft"`` is ``"native"`` on GPUs
+        (on CPUs it warns and chooses as ``"auto"``; see ``docs/engines.md``).
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if

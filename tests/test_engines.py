@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+import pfft
 from conftest import TOL, random_array, rel_err
 from pfft.engines import choice, native, xla
 
@@ -190,6 +191,11 @@ def test_engine_choice_and_fallback(monkeypatch):
     if native.available("cpu"):
         assert choice.get_engine("native", "cpu") is native
         assert choice.get_engine("auto", "cpu") is native
+    with pytest.warns(RuntimeWarning, match="cufft.*CPUs"):     # the name for the
+        assert choice.get_engine("cufft", "cpu") is choice.get_engine("auto", "cpu")  # GPU one
+    with pytest.warns(RuntimeWarning, match="cufft.*CPUs"):
+        plan = pfft.plan((4, 4, 4), np.complex64, pfft.make_mesh((1, 1)), engine="cufft")
+    assert plan.engine.__class__ is choice.engine_for_plan("auto", jax.devices()[:1]).__class__
     choice._choose.cache_clear()
     monkeypatch.setattr(native, "available", lambda platform=None: False)
     monkeypatch.setattr(native, "unavailable_reason", lambda platform=None: "not built")

@@ -2,7 +2,8 @@
 
 ``$PFFT_ENGINE`` (or the ``name`` argument) forces one: "native", "xla", or
 "auto" (the default: native where its library is built for the platform, else
-xla). Asking for "native" where it is not built falls back to xla with a warning
+xla). "cufft" is the native engine on GPUs by its library's name; asked for on CPU
+devices it warns and chooses as "auto" does. Asking for "native" where it is not built falls back to xla with a warning
 that says why; the engine chosen is logged on the ``pfft`` logger.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from . import native, xla
 
 __all__ = ["get_engine", "ENGINES"]
 
-ENGINES = ("auto", "native", "xla")
+ENGINES = ("auto", "native", "xla", "cufft")
 # let the native CPU engine fuse the packing of exchanges into its FFTs (pfft.pieces);
 # False runs the same chains with separate all-to-alls (for comparison)
 FUSE_PIECES = True
@@ -46,7 +47,7 @@ def get_engine(name: str | None = None, platform: str | None = None) -> ModuleTy
 
     Parameters
     ----------
-    name : {"auto", "native", "xla"}, optional
+    name : {"auto", "native", "xla", "cufft"}, optional
         Defaults to ``$PFFT_ENGINE``, else "auto".
     platform : str, optional
         "cpu" or "gpu"; defaults to JAX's default backend.
@@ -64,8 +65,19 @@ def get_engine(name: str | None = None, platform: str | None = None) -> ModuleTy
     name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; choose one of {ENGINES}")
-    platform = platform or jax.default_backend()
-    return _choose(name, "cpu" if platform == "cpu" else "gpu")
+    platform = "cpu" if (platform or jax.default_backend()) == "cpu" else "gpu"
+    return _choose(_cufft_name(name, platform), platform)
+
+
+def _cufft_name(name: str, platform: str) -> str:
+    """"cufft" is "native" on GPUs; on CPUs it warns and means "auto"."""
+    if name != "cufft":
+        return name
+    if platform == "cpu":
+        warnings.warn("engine='cufft' needs GPU devices and these are CPUs: choosing as "
+                      "engine='auto' does", RuntimeWarning, stacklevel=4)
+        return "auto"
+    return "native"
 
 
 class BoundEngine:
@@ -111,6 +123,7 @@ def engine_for_plan(name: str | None, devices) -> ModuleType | BoundEngine:
     name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
     if name not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
+    name = _cufft_name(name, platform)
     if name == "auto" and platform != "cpu":
         name = "xla"
     module = _choose(name, platform)

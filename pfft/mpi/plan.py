@@ -340,7 +340,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         axis). ``"padded"`` (``r2c`` only): the chain's blocks as they are, every split
         axis zero-padded to a multiple of its grid axis (no crop and pad per call).
     engine
-        Local FFT engine: ``"auto"`` (default), ``"native"``, ``"xla"`` (as for
+        Local FFT engine: ``"auto"`` (default), ``"native"``, ``"xla"``, ``"cufft"`` (as for
         :func:`pfft.plan`), or an engine module.
 
     Returns
