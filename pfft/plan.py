@@ -6,12 +6,10 @@ its jitted functions, so a simulation's loop never replans nor retraces.
 """
 from __future__ import annotations
 
-import collections
 import functools
 import math
 import operator
 import os
-import threading
 from typing import Callable
 
 import jax
@@ -24,6 +22,7 @@ from .engines.choice import engine_for_plan
 from .executor import run_chain
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec
+from .lru import LRUCache
 from .pieces import collectives, enabled as pieces_enabled
 from .planner import Chain, build_chain
 from .sharding import is_tracer, place
@@ -295,52 +294,24 @@ def _boundary_dtype(chain: Chain, plan: Plan, *, first: bool) -> np.dtype:
     return plan.real_dtype if real_side_first == first else plan.dtype
 
 
-class _LRU:
-    """A small thread-safe LRU cache of plans."""
-
-    def __init__(self, maxsize: int):
-        self.maxsize = maxsize
-        self._data: collections.OrderedDict = collections.OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get_or_make(self, key, make: Callable[[], Plan]) -> Plan:
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                self.hits += 1
-                return self._data[key]
-            self.misses += 1
-            value = make()
-            self._data[key] = value
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
-            return value
-
-
-_CACHE = _LRU(256)
+_CACHE = LRUCache(256)
 
 
 def plan_cache_info() -> dict:
     """Hits, misses, current size and maximum size of the plan cache."""
-    return {"hits": _CACHE.hits, "misses": _CACHE.misses, "size": len(_CACHE._data),
-            "maxsize": _CACHE.maxsize}
+    return _CACHE.info()
 
 
 def set_plan_cache_size(maxsize: int) -> None:
     """Bound the plan cache to ``maxsize`` plans (least recently used go first)."""
     if not isinstance(maxsize, int) or maxsize < 1:
         raise ValueError(f"set_plan_cache_size: maxsize must be a positive int, got {maxsize!r}")
-    with _CACHE._lock:
-        _CACHE.maxsize = maxsize
-        while len(_CACHE._data) > maxsize:
-            _CACHE._data.popitem(last=False)
+    _CACHE.resize(maxsize)
 
 
 def clear_plan_cache() -> None:
     """Forget every cached plan."""
-    with _CACHE._lock:
-        _CACHE._data.clear()
+    _CACHE.clear()
 
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",

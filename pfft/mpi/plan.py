@@ -9,9 +9,7 @@ its primitive and crops after, with ``jnp`` (so autodiff sees plain pads and sli
 """
 from __future__ import annotations
 
-import collections
 import math
-import threading
 from typing import Callable
 
 import jax
@@ -21,6 +19,7 @@ import numpy as np
 from ..autodiff import BACKWARD, FORWARD, Variant, apply
 from ..engines.choice import engine_for_plan
 from ..executor import run_chain
+from ..lru import LRUCache
 from ..layout import Layout
 from ..planner import Chain, build_chain
 from .grid import ProcessGrid
@@ -278,41 +277,17 @@ class MPIPlan:
         return "\n".join(lines)
 
 
-class _Cache:
-    """A small thread-safe LRU cache of MPI plans."""
-
-    def __init__(self, maxsize: int = 128):
-        self.maxsize = maxsize
-        self.data: collections.OrderedDict = collections.OrderedDict()
-        self.lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get_or_make(self, key, make: Callable[[], MPIPlan]) -> MPIPlan:
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                self.hits += 1
-                return self.data[key]
-            self.misses += 1
-            value = self.data[key] = make()
-            while len(self.data) > self.maxsize:
-                self.data.popitem(last=False)
-            return value
-
-
-_CACHE = _Cache()
+_CACHE = LRUCache(128)
 
 
 def plan_cache_info() -> dict:
     """Hits, misses, current and maximum size of the MPI plan cache."""
-    return {"hits": _CACHE.hits, "misses": _CACHE.misses, "size": len(_CACHE.data),
-            "maxsize": _CACHE.maxsize}
+    return _CACHE.info()
 
 
 def clear_plan_cache() -> None:
     """Forget every cached MPI plan."""
-    with _CACHE.lock:
-        _CACHE.data.clear()
+    _CACHE.clear()
 
 
 def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
