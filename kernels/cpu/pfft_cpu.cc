@@ -127,62 +127,47 @@ ffi::Error C2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   return ffi::Error::Success();
 }
 
-ffi::Error R2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
-                   ffi::Span<const int64_t> axes, bool forward, double scale,
-                   int64_t nthreads) {
+// Real transforms: kToComplex is r2c (real n -> n//2+1 bins on the last listed axis),
+// else c2r. `real` is the real side's layout, `cplx` the complex side's.
+template <bool kToComplex>
+ffi::Error RealImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                    ffi::Span<const int64_t> axes, bool forward, double scale,
+                    int64_t nthreads) {
+  const char *name = kToComplex ? "pfft r2c: " : "pfft c2r: ";
   auto dims = x.dimensions();
   Shape ax;
   if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
   Layout li = RowMajor(dims), lo = RowMajor(y->dimensions());
   if (lo.shape.size() != li.shape.size())
-    return ffi::Error::InvalidArgument("pfft r2c: output rank differs from input");
-  for (size_t i = 0; i < li.shape.size(); ++i) {
-    size_t want = i == ax.back() ? li.shape[i] / 2 + 1 : li.shape[i];
-    if (lo.shape[i] != want)
-      return ffi::Error::InvalidArgument("pfft r2c: output shape must halve the last axis");
+    return ffi::Error::InvalidArgument(std::string(name) + "output rank differs from input");
+  const Layout &real = kToComplex ? li : lo, &cplx = kToComplex ? lo : li;
+  for (size_t i = 0; i < real.shape.size(); ++i) {
+    size_t want = i == ax.back() ? real.shape[i] / 2 + 1 : real.shape[i];
+    if (cplx.shape[i] != want)
+      return ffi::Error::InvalidArgument(
+          std::string(name) + (kToComplex ? "output shape must halve the last axis"
+                                          : "input must hold n//2+1 bins on the last axis"));
   }
   size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
   pfft::AdviseHugePages(y->untyped_data(), y->size_bytes());
+  auto rt = (kToComplex ? x.element_type() : y->element_type());
+  auto ct = (kToComplex ? y->element_type() : x.element_type());
+  const void *in = x.untyped_data();
+  void *out = y->untyped_data();
   try {
-    auto t = x.element_type(), u = y->element_type();
-    if (t == ffi::DataType::F32 && u == ffi::DataType::C64)
-      R2C<float>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
-    else if (t == ffi::DataType::F64 && u == ffi::DataType::C128)
-      R2C<double>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
-    else
-      return ffi::Error::InvalidArgument("pfft r2c: float32->complex64 or float64->complex128");
+    if (rt == ffi::DataType::F32 && ct == ffi::DataType::C64) {
+      if (kToComplex) R2C<float>(in, out, li, lo, ax, forward, scale, nt);
+      else C2R<float>(in, out, li, lo, ax, forward, scale, nt);
+    } else if (rt == ffi::DataType::F64 && ct == ffi::DataType::C128) {
+      if (kToComplex) R2C<double>(in, out, li, lo, ax, forward, scale, nt);
+      else C2R<double>(in, out, li, lo, ax, forward, scale, nt);
+    } else {
+      return ffi::Error::InvalidArgument(
+          std::string(name) + (kToComplex ? "float32->complex64 or float64->complex128"
+                                          : "complex64->float32 or complex128->float64"));
+    }
   } catch (const std::exception &e) {
-    return ffi::Error::Internal(std::string("pfft r2c: ") + e.what());
-  }
-  return ffi::Error::Success();
-}
-
-ffi::Error C2RImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
-                   ffi::Span<const int64_t> axes, bool forward, double scale,
-                   int64_t nthreads) {
-  auto dims = x.dimensions();
-  Shape ax;
-  if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
-  Layout li = RowMajor(dims), lo = RowMajor(y->dimensions());
-  if (lo.shape.size() != li.shape.size())
-    return ffi::Error::InvalidArgument("pfft c2r: output rank differs from input");
-  for (size_t i = 0; i < li.shape.size(); ++i) {
-    size_t want = i == ax.back() ? lo.shape[i] / 2 + 1 : lo.shape[i];
-    if (li.shape[i] != want)
-      return ffi::Error::InvalidArgument("pfft c2r: input must hold n//2+1 bins on the last axis");
-  }
-  size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
-  pfft::AdviseHugePages(y->untyped_data(), y->size_bytes());
-  try {
-    auto t = x.element_type(), u = y->element_type();
-    if (t == ffi::DataType::C64 && u == ffi::DataType::F32)
-      C2R<float>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
-    else if (t == ffi::DataType::C128 && u == ffi::DataType::F64)
-      C2R<double>(x.untyped_data(), y->untyped_data(), li, lo, ax, forward, scale, nt);
-    else
-      return ffi::Error::InvalidArgument("pfft c2r: complex64->float32 or complex128->float64");
-  } catch (const std::exception &e) {
-    return ffi::Error::Internal(std::string("pfft c2r: ") + e.what());
+    return ffi::Error::Internal(std::string(name) + e.what());
   }
   return ffi::Error::Success();
 }
@@ -201,8 +186,8 @@ ffi::Error C2RImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
 // Built with -fvisibility=hidden (DUCC stays private); the handlers are the exports.
 #pragma GCC visibility push(default)
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CImpl, PFFT_BIND);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, R2CImpl, PFFT_BIND);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, C2RImpl, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, RealImpl<true>, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, RealImpl<false>, PFFT_BIND);
 
 // Version of this library's calling convention, checked by pfft/engines/native.py.
 extern "C" int pfft_cpu_abi_version() { return 3; }  // 3: PfftPieces
