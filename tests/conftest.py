@@ -13,6 +13,8 @@ jax.config.update("jax_enable_x64", True)
 
 from hypothesis import settings, strategies as st  # noqa: E402
 
+from numerics import rel_err  # noqa: E402,F401  (re-exported to the tests)
+
 settings.register_profile("pfft", deadline=None, print_blob=True, derandomize=True)
 settings.load_profile("pfft")
 
@@ -21,14 +23,6 @@ GRIDS = [(1,), (2,), (4,), (8,), (1, 1), (1, 2), (2, 1), (1, 4), (4, 1), (2, 2),
          (1, 8), (8, 1), (2, 4), (4, 2)]
 
 TOL = {np.complex64: 1e-6, np.complex128: 1e-12}
-
-
-def rel_err(got, want) -> float:
-    got = np.asarray(got, dtype=np.complex128)
-    want = np.asarray(want, dtype=np.complex128)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    scale = np.linalg.norm(want)
-    return float(np.linalg.norm(got - want) / (scale if scale else 1.0))
 
 
 def random_array(rng, shape, dtype):

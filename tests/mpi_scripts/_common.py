@@ -15,6 +15,9 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from numerics import rel_err  # noqa: E402,F401  (tests/numerics.py, shared with pytest)
+
 jax.config.update("jax_enable_x64", True)
 
 COMM = MPI.COMM_WORLD
@@ -26,14 +29,6 @@ OK_MARKER = "PFFT_MPI_OK"
 def grids(n: int) -> list[tuple[int, ...]]:
     """Every 1-D and 2-D grid of ``n`` ranks: ``(n,)``, then ``(a, n // a)``."""
     return [(n,)] + [(a, n // a) for a in range(1, n + 1) if n % a == 0]
-
-
-def rel_err(got, want) -> float:
-    got = np.asarray(got, dtype=np.complex128)
-    want = np.asarray(want, dtype=np.complex128)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    scale = np.linalg.norm(want)
-    return float(np.linalg.norm(got - want) / (scale if scale else 1.0))
 
 
 def random_global(shape, dtype, seed: int = 0) -> np.ndarray:
