@@ -19,7 +19,7 @@ $(BUILD)/cufft/.unpacked:
 	cd $(BUILD)/cufft && $(PYTHON) -m zipfile -e nvidia_cufft-*.whl .
 	touch $@
 
-$(BUILD)/libpfft_cuda.so: cuda/pfft_cuda.cu common/lru_cache.h cuda/cuda.mk $(if $(shell $(PYTHON) cuda/find_cufft.py),,$(BUILD)/cufft/.unpacked)
+$(BUILD)/libpfft_cuda.so: cuda/pfft_cuda.cu common/lru_cache.h common/cufft_schedule.h cuda/cuda.mk $(if $(shell $(PYTHON) cuda/find_cufft.py),,$(BUILD)/cufft/.unpacked)
 	mkdir -p $(BUILD)
 	$(MAKE) --no-print-directory cuda-link
 

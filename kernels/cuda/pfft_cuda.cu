@@ -6,15 +6,13 @@
 //   PfftR2C  real -> complex, the last listed axis halved
 //   PfftC2R  complex -> real, the last listed axis of n real points
 //
-// How an axis set becomes cuFFT calls: the axes are sorted and cut into runs of
-// adjacent axes (at most three, cuFFT's rank limit). A run [a..b] sees the block as
-// (outer, n_a..n_b, inner): one cufftPlanMany transforms the run with stride `inner`
-// over a batch of `inner` (distance 1) or of `outer` (distance n*inner), and the
-// other batch dimension, the smaller one, is a loop of launches. The first run reads
-// the input and writes the output (no copy when not aliased), later runs work in place.
-// Real transforms do the halved axis as a rank-1 R2C/C2R plan and the other axes as C2C.
-// cuFFT has one sign per real transform: the other sign is a conjugation, fused into
-// the scaling pass (R2C) or into the copy C2R needs anyway (cuFFT overwrites a C2R input).
+// How an axis set becomes cuFFT calls is kernels/common/cufft_schedule.h, pure C++ that
+// kernels/common/cufft_schedule_test.cc checks on the CPU: runs of up to three adjacent
+// axes, each one cufftPlanMany over one batch dimension and a loop of launches over the
+// other; real transforms as a rank-1 R2C/C2R plan on the halved axis and C2C on the rest;
+// the sign cuFFT lacks for real transforms as a conjugation, fused into the scaling pass
+// (R2C) or into the input copy C2R needs anyway (cuFFT overwrites a C2R input). This
+// file only executes such a schedule.
 //
 // Plans live in a cache keyed by (type, geometry, device, stream) behind a mutex;
 // each plan has its own mutex for set-stream / set-work-area / exec. Work areas
@@ -33,6 +31,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../common/cufft_schedule.h"
 #include "../common/lru_cache.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -146,68 +145,37 @@ unsigned Blocks(long long count) {
   return static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535));
 }
 
-// ---------------------------------------------------------------- geometry
+// ---------------------------------------------------------------- execution
 
-struct Run {
-  int a, b;  // first and last axis of a run of adjacent axes
-};
+namespace cs = pfft::cufft_schedule;
+static_assert(cs::kForward == CUFFT_FORWARD && cs::kInverse == CUFFT_INVERSE,
+              "cufft_schedule's signs are cuFFT's");
 
-// Axes counted from the end -> sorted, checked, runs of adjacent axes (<= 3 long).
-ffi::Error Runs(ffi::Span<const int64_t> axes, int ndim, std::vector<int> &resolved,
-                std::vector<Run> &runs) {
-  resolved.clear();
-  for (int64_t a : axes) {
-    int64_t r = a < 0 ? a + ndim : a;
-    if (r < 0 || r >= ndim) return ffi::Error::InvalidArgument("pfft: axis out of range");
-    if (std::find(resolved.begin(), resolved.end(), int(r)) != resolved.end())
-      return ffi::Error::InvalidArgument("pfft: repeated axis");
-    resolved.push_back(int(r));
+cufftType TypeOf(cs::Kind kind, bool dbl) {
+  switch (kind) {
+    case cs::Kind::kR2C: return dbl ? CUFFT_D2Z : CUFFT_R2C;
+    case cs::Kind::kC2R: return dbl ? CUFFT_Z2D : CUFFT_C2R;
+    default: return dbl ? CUFFT_Z2Z : CUFFT_C2C;
   }
-  if (resolved.empty()) return ffi::Error::InvalidArgument("pfft: no axes to transform");
-  std::vector<int> s(resolved);
-  std::sort(s.begin(), s.end());
-  runs.clear();
-  for (int ax : s) {
-    if (!runs.empty() && runs.back().b == ax - 1 && ax - runs.back().a < 3)
-      runs.back().b = ax;
-    else
-      runs.push_back({ax, ax});
-  }
-  return ffi::Error::Success();
 }
 
-long long Prod(const std::vector<long long> &d, int from, int to) {  // [from, to)
-  long long p = 1;
-  for (int i = from; i < to; ++i) p *= d[i];
-  return p;
-}
-
-// One cuFFT transform over axes [a..b] of a block of dims `din` (input) / `dout`
-// (output; differs from din on axis b only, for R2C/C2R), element sizes in bytes.
-ffi::Error ExecRun(cudaStream_t stream, ffi::ScratchAllocator &scratch, cufftType type,
-                   int direction, const std::vector<long long> &din,
-                   const std::vector<long long> &dout, int a, int b, const void *in,
-                   void *out, size_t in_elem, size_t out_elem) {
-  int ndim = static_cast<int>(din.size());
-  long long outer = Prod(din, 0, a), inner = Prod(din, b + 1, ndim);
-  long long run_in = Prod(din, a, b + 1), run_out = Prod(dout, a, b + 1);
-  if (outer * run_in * inner == 0) return ffi::Error::Success();
+// One step of a schedule (kernels/common/cufft_schedule.h): a plan from the cache and
+// its loop of launches, the work area from XLA's scratch allocator.
+ffi::Error ExecStep(cudaStream_t stream, ffi::ScratchAllocator &scratch, bool dbl,
+                    const cs::Step &step, const void *in, void *out) {
+  const cs::Layout &l = step.layout;
+  size_t real = dbl ? sizeof(double) : sizeof(float), cplx = 2 * real;
+  size_t in_elem = step.kind == cs::Kind::kR2C ? real : cplx;
+  size_t out_elem = step.kind == cs::Kind::kC2R ? real : cplx;
   PlanKey key{};
-  key.type = type;
-  key.rank = b - a + 1;
-  // the logical lengths: for R2C the input's, for C2R the output's (the real side)
-  const std::vector<long long> &logical = (type == CUFFT_C2R || type == CUFFT_Z2D) ? dout : din;
-  for (int i = 0; i < key.rank; ++i) key.n[i] = logical[a + i];
-  for (int i = key.rank; i < 3; ++i) key.n[i] = 1;
-  // one batch dimension in the plan, the other a loop of launches (the smaller one)
-  bool batch_inner = inner >= outer;
-  key.batch = batch_inner ? inner : outer;
-  long long loops = batch_inner ? outer : inner;
-  key.istride = key.ostride = inner;
-  key.idist = batch_inner ? 1 : run_in * inner;
-  key.odist = batch_inner ? 1 : run_out * inner;
-  long long in_step = batch_inner ? run_in * inner : 1;   // elements between launches
-  long long out_step = batch_inner ? run_out * inner : 1;
+  key.type = TypeOf(step.kind, dbl);
+  key.rank = l.rank;
+  key.n = l.n;
+  key.istride = l.istride;
+  key.idist = l.idist;
+  key.ostride = l.ostride;
+  key.odist = l.odist;
+  key.batch = l.batch;
   PFFT_CUDA(cudaGetDevice(&key.device));
   key.stream = stream;
   std::shared_ptr<Plan> plan;
@@ -221,16 +189,17 @@ ffi::Error ExecRun(cudaStream_t stream, ffi::ScratchAllocator &scratch, cufftTyp
   }
   auto *src = static_cast<char *>(const_cast<void *>(in));
   auto *dst = static_cast<char *>(out);
-  for (long long l = 0; l < loops; ++l) {
-    void *i = src + l * in_step * in_elem;
-    void *o = dst + l * out_step * out_elem;
-    switch (type) {
+  for (long long k = 0; k < l.loops; ++k) {
+    void *i = src + k * l.in_step * in_elem;
+    void *o = dst + k * l.out_step * out_elem;
+    switch (key.type) {
       case CUFFT_C2C:
-        PFFT_CUFFT(cufftExecC2C(plan->handle, (cufftComplex *)i, (cufftComplex *)o, direction));
+        PFFT_CUFFT(cufftExecC2C(plan->handle, (cufftComplex *)i, (cufftComplex *)o,
+                                step.direction));
         break;
       case CUFFT_Z2Z:
         PFFT_CUFFT(cufftExecZ2Z(plan->handle, (cufftDoubleComplex *)i, (cufftDoubleComplex *)o,
-                                direction));
+                                step.direction));
         break;
       case CUFFT_R2C:
         PFFT_CUFFT(cufftExecR2C(plan->handle, (cufftReal *)i, (cufftComplex *)o));
@@ -251,138 +220,99 @@ ffi::Error ExecRun(cudaStream_t stream, ffi::ScratchAllocator &scratch, cufftTyp
   return ffi::Error::Success();
 }
 
-// C2C over `runs`, the first from `in` to `out`, the rest in place on `out`.
-ffi::Error ComplexRuns(cudaStream_t stream, ffi::ScratchAllocator &scratch, bool dbl,
-                       int direction, const std::vector<long long> &dims,
-                       const std::vector<Run> &runs, const void *in, void *out) {
-  cufftType t = dbl ? CUFFT_Z2Z : CUFFT_C2C;
-  size_t e = dbl ? sizeof(cufftDoubleComplex) : sizeof(cufftComplex);
-  for (size_t r = 0; r < runs.size(); ++r)
-    PFFT_TRY(ExecRun(stream, scratch, t, direction, dims, dims, runs[r].a, runs[r].b,
-                     r == 0 ? in : out, out, e, e));
-  return ffi::Error::Success();
-}
-
-template <typename C>
-void LaunchScaleConj(cudaStream_t s, void *x, long long count, double scale, bool conj) {
-  if (scale == 1.0 && !conj) return;
-  ScaleConj<C><<<Blocks(count), 256, 0, s>>>(static_cast<C *>(x), count, scale, conj);
-}
-
 std::vector<long long> Dims(ffi::Span<const int64_t> d) { return {d.begin(), d.end()}; }
 
-// Runs over `axes` minus `skip`.
-std::vector<Run> RunsWithout(const std::vector<int> &axes, int skip) {
-  std::vector<int> s;
-  for (int a : axes) if (a != skip) s.push_back(a);
-  std::sort(s.begin(), s.end());
-  std::vector<Run> runs;
-  for (int ax : s) {
-    if (!runs.empty() && runs.back().b == ax - 1 && ax - runs.back().a < 3) runs.back().b = ax;
-    else runs.push_back({ax, ax});
+// The element types a kind takes: complex64/complex128 in and out (C2C), float32/64 ->
+// complex64/128 (R2C), the reverse (C2R). Sets `dbl`; false where they do not fit.
+bool TypesFit(cs::Kind kind, ffi::DataType in, ffi::DataType out, bool &dbl) {
+  using T = ffi::DataType;
+  switch (kind) {
+    case cs::Kind::kC2C:
+      dbl = in == T::C128;
+      return (in == T::C64 || in == T::C128) && out == in;
+    case cs::Kind::kR2C:
+      dbl = in == T::F64;
+      return (in == T::F32 && out == T::C64) || (in == T::F64 && out == T::C128);
+    case cs::Kind::kC2R:
+      dbl = in == T::C128;
+      return (in == T::C64 && out == T::F32) || (in == T::C128 && out == T::F64);
   }
-  return runs;
+  return false;
 }
 
-// ---------------------------------------------------------------- handlers
-
-ffi::Error C2CImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::AnyBuffer x,
-                   ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes, bool forward,
-                   double scale, int64_t /*nthreads*/) {
-  bool dbl = x.element_type() == ffi::DataType::C128;
-  if (!dbl && x.element_type() != ffi::DataType::C64)
-    return ffi::Error::InvalidArgument("pfft c2c: complex64 or complex128 only");
-  auto dims = Dims(x.dimensions());
-  std::vector<int> ax;
-  std::vector<Run> runs;
-  PFFT_TRY(Runs(axes, int(dims.size()), ax, runs));
-  // aliased (donated): every run in place; not aliased: the first run writes y
-  PFFT_TRY(ComplexRuns(stream, scratch, dbl, forward ? CUFFT_FORWARD : CUFFT_INVERSE, dims,
-                       runs, x.untyped_data(), y->untyped_data()));
-  long long count = static_cast<long long>(x.element_count());
-  if (dbl) LaunchScaleConj<cufftDoubleComplex>(stream, y->untyped_data(), count, scale, false);
-  else LaunchScaleConj<cufftComplex>(stream, y->untyped_data(), count, scale, false);
-  PFFT_CUDA(cudaGetLastError());
-  return ffi::Error::Success();
+const char *TypesError(cs::Kind kind) {
+  switch (kind) {
+    case cs::Kind::kC2C: return "pfft c2c: complex64 or complex128 only";
+    case cs::Kind::kR2C: return "pfft r2c: float32->complex64 or float64->complex128";
+    default: return "pfft c2r: complex64->float32 or complex128->float64";
+  }
 }
 
-ffi::Error R2CImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::AnyBuffer x,
-                   ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes, bool forward,
-                   double scale, int64_t /*nthreads*/) {
-  bool dbl = x.element_type() == ffi::DataType::F64;
-  if (!(dbl ? y->element_type() == ffi::DataType::C128
-            : (x.element_type() == ffi::DataType::F32 && y->element_type() == ffi::DataType::C64)))
-    return ffi::Error::InvalidArgument("pfft r2c: float32->complex64 or float64->complex128");
+// The three handlers: check the buffers, make the schedule, run it on the stream.
+// C2C runs in place when XLA aliases the output to the input (donated).
+ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::ScratchAllocator &scratch,
+                     ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                     ffi::Span<const int64_t> axes, bool forward, double scale) {
+  bool dbl = false;
+  if (!TypesFit(kind, x.element_type(), y->element_type(), dbl))
+    return ffi::Error::InvalidArgument(TypesError(kind));
   auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
   std::vector<int> ax;
-  std::vector<Run> runs;
-  PFFT_TRY(Runs(axes, int(din.size()), ax, runs));
-  int h = ax.back();
-  if (dout.size() != din.size() || dout[h] != din[h] / 2 + 1)
-    return ffi::Error::InvalidArgument("pfft r2c: output must halve the last axis");
-  size_t re = dbl ? sizeof(double) : sizeof(float);
-  size_t ce = dbl ? sizeof(cufftDoubleComplex) : sizeof(cufftComplex);
-  PFFT_TRY(ExecRun(stream, scratch, dbl ? CUFFT_D2Z : CUFFT_R2C, CUFFT_FORWARD, din, dout, h, h,
-                   x.untyped_data(), y->untyped_data(), re, ce));
-  auto rest = RunsWithout(ax, h);
-  if (!rest.empty())
-    PFFT_TRY(ComplexRuns(stream, scratch, dbl, CUFFT_FORWARD, dout, rest, y->untyped_data(),
-                         y->untyped_data()));
-  long long count = static_cast<long long>(y->element_count());
-  // the + sign of a real input's transform is the conjugate of the - sign
-  if (dbl) LaunchScaleConj<cufftDoubleComplex>(stream, y->untyped_data(), count, scale, !forward);
-  else LaunchScaleConj<cufftComplex>(stream, y->untyped_data(), count, scale, !forward);
+  std::string err = cs::ResolveAxes(axes.begin(), axes.size(), int(din.size()), ax);
+  cs::Schedule s;
+  if (err.empty()) err = cs::MakeSchedule(kind, din, dout, ax, forward, scale, s);
+  if (!err.empty()) return ffi::Error::InvalidArgument(err);
+  if (s.steps.empty()) return ffi::Error::Success();  // an empty block
+  long long count_in = static_cast<long long>(x.element_count());
+  void *tmp = nullptr;
+  if (s.copy_to_tmp) {  // C2R: cuFFT overwrites its input
+    auto t = scratch.Allocate(x.size_bytes(), 256);
+    if (!t.has_value()) return ffi::Error::Internal("pfft c2r: no scratch for the input copy");
+    tmp = *t;
+    if (s.conj_copy && dbl)
+      CopyConj<cufftDoubleComplex><<<Blocks(count_in), 256, 0, stream>>>(
+          static_cast<const cufftDoubleComplex *>(x.untyped_data()),
+          static_cast<cufftDoubleComplex *>(tmp), count_in);
+    else if (s.conj_copy)
+      CopyConj<cufftComplex><<<Blocks(count_in), 256, 0, stream>>>(
+          static_cast<const cufftComplex *>(x.untyped_data()), static_cast<cufftComplex *>(tmp),
+          count_in);
+    else
+      PFFT_CUDA(cudaMemcpyAsync(tmp, x.untyped_data(), x.size_bytes(), cudaMemcpyDeviceToDevice,
+                                stream));
+  }
+  auto buffer = [&](cs::Buffer b) -> void * {
+    return b == cs::Buffer::kIn ? x.untyped_data() : b == cs::Buffer::kOut ? y->untyped_data()
+                                                                           : tmp;
+  };
+  for (const cs::Step &step : s.steps)
+    PFFT_TRY(ExecStep(stream, scratch, dbl, step, buffer(step.src), buffer(step.dst)));
+  long long count_out = static_cast<long long>(y->element_count());
+  void *out = y->untyped_data();
+  if (kind == cs::Kind::kC2R) {
+    if (s.scale != 1.0 && dbl)
+      Scale<double><<<Blocks(count_out), 256, 0, stream>>>(static_cast<double *>(out),
+                                                            count_out, s.scale);
+    else if (s.scale != 1.0)
+      Scale<float><<<Blocks(count_out), 256, 0, stream>>>(static_cast<float *>(out), count_out,
+                                                           s.scale);
+  } else if (s.scale != 1.0 || s.conj_out) {
+    if (dbl)
+      ScaleConj<cufftDoubleComplex><<<Blocks(count_out), 256, 0, stream>>>(
+          static_cast<cufftDoubleComplex *>(out), count_out, s.scale, s.conj_out);
+    else
+      ScaleConj<cufftComplex><<<Blocks(count_out), 256, 0, stream>>>(
+          static_cast<cufftComplex *>(out), count_out, s.scale, s.conj_out);
+  }
   PFFT_CUDA(cudaGetLastError());
   return ffi::Error::Success();
 }
 
-ffi::Error C2RImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::AnyBuffer x,
+template <cs::Kind kKind>
+ffi::Error Handler(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::AnyBuffer x,
                    ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes, bool forward,
-                   double scale, int64_t /*nthreads*/) {
-  bool dbl = x.element_type() == ffi::DataType::C128;
-  if (!(dbl ? y->element_type() == ffi::DataType::F64
-            : (x.element_type() == ffi::DataType::C64 && y->element_type() == ffi::DataType::F32)))
-    return ffi::Error::InvalidArgument("pfft c2r: complex64->float32 or complex128->float64");
-  auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
-  std::vector<int> ax;
-  std::vector<Run> runs;
-  PFFT_TRY(Runs(axes, int(din.size()), ax, runs));
-  int h = ax.back();
-  if (dout.size() != din.size() || din[h] != dout[h] / 2 + 1)
-    return ffi::Error::InvalidArgument("pfft c2r: input must hold n//2+1 bins on the last axis");
-  // cuFFT overwrites a C2R input: work on a scratch copy (conjugated for the - sign,
-  // since the - sign transform of Hermitian z is the + sign transform of conj(z))
-  size_t bytes = x.size_bytes();
-  long long count = static_cast<long long>(x.element_count());
-  if (count == 0) return ffi::Error::Success();
-  auto tmp = scratch.Allocate(bytes, 256);
-  if (!tmp.has_value()) return ffi::Error::Internal("pfft c2r: no scratch for the input copy");
-  if (forward) {
-    if (dbl) CopyConj<cufftDoubleComplex><<<Blocks(count), 256, 0, stream>>>(
-        static_cast<const cufftDoubleComplex *>(x.untyped_data()),
-        static_cast<cufftDoubleComplex *>(*tmp), count);
-    else CopyConj<cufftComplex><<<Blocks(count), 256, 0, stream>>>(
-        static_cast<const cufftComplex *>(x.untyped_data()), static_cast<cufftComplex *>(*tmp),
-        count);
-  } else {
-    PFFT_CUDA(cudaMemcpyAsync(*tmp, x.untyped_data(), bytes, cudaMemcpyDeviceToDevice, stream));
-  }
-  auto rest = RunsWithout(ax, h);
-  if (!rest.empty())
-    PFFT_TRY(ComplexRuns(stream, scratch, dbl, CUFFT_INVERSE, din, rest, *tmp, *tmp));
-  size_t re = dbl ? sizeof(double) : sizeof(float);
-  size_t ce = dbl ? sizeof(cufftDoubleComplex) : sizeof(cufftComplex);
-  PFFT_TRY(ExecRun(stream, scratch, dbl ? CUFFT_Z2D : CUFFT_C2R, CUFFT_INVERSE, din, dout, h, h,
-                   *tmp, y->untyped_data(), ce, re));
-  long long n_out = static_cast<long long>(y->element_count());
-  if (scale != 1.0) {
-    if (dbl) Scale<double><<<Blocks(n_out), 256, 0, stream>>>(
-        static_cast<double *>(y->untyped_data()), n_out, scale);
-    else Scale<float><<<Blocks(n_out), 256, 0, stream>>>(
-        static_cast<float *>(y->untyped_data()), n_out, scale);
-  }
-  PFFT_CUDA(cudaGetLastError());
-  return ffi::Error::Success();
+                   double scale, int64_t /*nthreads: CPU only*/) {
+  return Transform(kKind, stream, scratch, x, y, axes, forward, scale);
 }
 
 }  // namespace
@@ -399,9 +329,9 @@ ffi::Error C2RImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::AnyB
       .Attr<int64_t>("nthreads")
 
 #pragma GCC visibility push(default)
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CImpl, PFFT_BIND);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, R2CImpl, PFFT_BIND);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, C2RImpl, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, Handler<cs::Kind::kC2C>, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, Handler<cs::Kind::kR2C>, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, Handler<cs::Kind::kC2R>, PFFT_BIND);
 
 extern "C" int pfft_cuda_abi_version() { return 1; }
 // the plan cache: its size now and its bound (for tests and users)

@@ -1,0 +1,170 @@
+// How one local transform over any axes of a row-major block becomes cuFFT launches.
+//
+// Pure C++ (no CUDA): kernels/cuda/pfft_cuda.cu executes a Schedule with cuFFT, and
+// kernels/common/cufft_schedule_test.cc executes the same Schedule on the CPU with a
+// reference of cuFFT's advanced data layout and checks it against direct DFTs, so the
+// GPU kernel's geometry is tested on machines without a GPU.
+//
+// The axes are sorted and cut into runs of adjacent axes (at most three, cuFFT's rank
+// limit). A run [a..b] sees the block as (outer, n_a..n_b, inner): one plan transforms
+// the run with element stride `inner` over a batch of `inner` (distance 1) or of `outer`
+// (distance run*inner); the other batch dimension, the smaller, is a loop of launches.
+// The first run reads the input and writes the output, later runs work in place.
+// Real transforms do the halved axis (the last listed) as a rank-1 R2C/C2R plan and the
+// other axes as C2C. cuFFT's R2C has the - sign and its C2R the + sign: the other sign
+// is a conjugation, of the output after R2C, of the input copy before C2R (cuFFT
+// overwrites a C2R input, so C2R always works on a copy).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pfft {
+namespace cufft_schedule {
+
+enum class Kind { kC2C, kR2C, kC2R };  // the transform of a handler, and of one step
+enum class Buffer { kIn, kOut, kTmp };  // the handler's input, its output, a scratch copy
+constexpr int kForward = -1, kInverse = +1;  // CUFFT_FORWARD, CUFFT_INVERSE
+
+// One cufftPlanMany (advanced layout, inembed = onembed = n) and the loop of launches
+// that covers the other batch dimension. Strides, distances and steps in elements.
+struct Layout {
+  int rank = 1;
+  std::array<long long, 3> n{1, 1, 1};  // logical lengths; the real side's for R2C/C2R
+  long long istride = 1, idist = 1, ostride = 1, odist = 1, batch = 1;
+  long long loops = 1, in_step = 0, out_step = 0;  // launch l reads in + l*in_step ...
+};
+
+struct Step {
+  Kind kind;
+  int direction;  // kForward or kInverse (C2C; R2C is always forward, C2R inverse)
+  Layout layout;
+  Buffer src, dst;
+};
+
+struct Schedule {
+  bool copy_to_tmp = false;  // tmp = in (same shape) before the steps ...
+  bool conj_copy = false;    // ... conjugated
+  std::vector<Step> steps;
+  bool conj_out = false;     // out = conj(out) * scale after the steps
+  double scale = 1.0;
+};
+
+inline long long Prod(const std::vector<long long> &d, int from, int to) {  // [from, to)
+  long long p = 1;
+  for (int i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+struct Run {
+  int a, b;  // first and last axis of a run of adjacent axes
+};
+
+// Sorted runs of adjacent axes, each at most three long, of `axes` without `skip`.
+inline std::vector<Run> AdjacentRuns(std::vector<int> axes, int skip = -1) {
+  axes.erase(std::remove(axes.begin(), axes.end(), skip), axes.end());
+  std::sort(axes.begin(), axes.end());
+  std::vector<Run> runs;
+  for (int ax : axes) {
+    if (!runs.empty() && runs.back().b == ax - 1 && ax - runs.back().a < 3)
+      runs.back().b = ax;
+    else
+      runs.push_back({ax, ax});
+  }
+  return runs;
+}
+
+// Axes counted from the end resolved against ndim, in the order given. "" or an error.
+inline std::string ResolveAxes(const int64_t *axes, size_t count, int ndim,
+                               std::vector<int> &resolved) {
+  resolved.clear();
+  for (size_t i = 0; i < count; ++i) {
+    int64_t r = axes[i] < 0 ? axes[i] + ndim : axes[i];
+    if (r < 0 || r >= ndim) return "pfft: axis out of range";
+    if (std::find(resolved.begin(), resolved.end(), int(r)) != resolved.end())
+      return "pfft: repeated axis";
+    resolved.push_back(int(r));
+  }
+  if (resolved.empty()) return "pfft: no axes to transform";
+  return "";
+}
+
+// The plan and launches for axes [a..b] of a block of dims `din` (input) and `dout`
+// (output; differs from din on axis b only, for R2C/C2R). `real_out`: C2R, whose
+// logical lengths are the output's.
+inline Layout RunLayout(const std::vector<long long> &din, const std::vector<long long> &dout,
+                        int a, int b, bool real_out) {
+  int ndim = static_cast<int>(din.size());
+  long long outer = Prod(din, 0, a), inner = Prod(din, b + 1, ndim);
+  long long run_in = Prod(din, a, b + 1), run_out = Prod(dout, a, b + 1);
+  Layout l;
+  l.rank = b - a + 1;
+  const std::vector<long long> &logical = real_out ? dout : din;
+  for (int i = 0; i < l.rank; ++i) l.n[i] = logical[a + i];
+  bool batch_inner = inner >= outer;
+  l.batch = batch_inner ? inner : outer;
+  l.loops = batch_inner ? outer : inner;
+  l.istride = l.ostride = inner;
+  l.idist = batch_inner ? 1 : run_in * inner;
+  l.odist = batch_inner ? 1 : run_out * inner;
+  l.in_step = batch_inner ? run_in * inner : 1;
+  l.out_step = batch_inner ? run_out * inner : 1;
+  return l;
+}
+
+// The schedule of a handler: `kind` over `axes` (resolved, in the order given: the
+// last is the halved axis of R2C/C2R) of a block `din` -> `dout`, with the sign of
+// `forward` and a final scale. "" or an error (shapes that do not fit the kind).
+inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
+                                const std::vector<long long> &dout,
+                                const std::vector<int> &axes, bool forward, double scale,
+                                Schedule &s) {
+  s = Schedule{};
+  s.scale = scale;
+  if (axes.empty()) return "pfft: no axes to transform";
+  if (din.size() != dout.size()) return "pfft: input and output ranks differ";
+  int h = axes.back();
+  for (size_t i = 0; i < din.size(); ++i) {
+    bool halved = kind != Kind::kC2C && int(i) == h;
+    if (!halved && din[i] != dout[i]) return "pfft: output shape differs from the input's";
+  }
+  if (Prod(din, 0, int(din.size())) == 0 || Prod(dout, 0, int(dout.size())) == 0)
+    return "";  // nothing to transform
+  auto c2c_runs = [&](const std::vector<Run> &runs, const std::vector<long long> &dims,
+                      int direction, Buffer first_src, Buffer dst) {
+    for (size_t r = 0; r < runs.size(); ++r)
+      s.steps.push_back({Kind::kC2C, direction,
+                         RunLayout(dims, dims, runs[r].a, runs[r].b, false),
+                         r == 0 ? first_src : dst, dst});
+  };
+  switch (kind) {
+    case Kind::kC2C:
+      c2c_runs(AdjacentRuns(axes), din, forward ? kForward : kInverse, Buffer::kIn,
+               Buffer::kOut);
+      break;
+    case Kind::kR2C:
+      if (dout[h] != din[h] / 2 + 1) return "pfft r2c: output must halve the last axis";
+      s.steps.push_back({Kind::kR2C, kForward, RunLayout(din, dout, h, h, false),
+                         Buffer::kIn, Buffer::kOut});
+      c2c_runs(AdjacentRuns(axes, h), dout, kForward, Buffer::kOut, Buffer::kOut);
+      s.conj_out = !forward;  // the + sign of a real input's transform: conj of the - sign
+      break;
+    case Kind::kC2R:
+      if (din[h] != dout[h] / 2 + 1)
+        return "pfft c2r: input must hold n//2+1 bins on the last axis";
+      // the - sign transform of Hermitian z is the + sign transform of conj(z)
+      s.copy_to_tmp = true;
+      s.conj_copy = forward;
+      c2c_runs(AdjacentRuns(axes, h), din, kInverse, Buffer::kTmp, Buffer::kTmp);
+      s.steps.push_back({Kind::kC2R, kInverse, RunLayout(din, dout, h, h, true),
+                         Buffer::kTmp, Buffer::kOut});
+      break;
+  }
+  return "";
+}
+
+}  // namespace cufft_schedule
+}  // namespace pfft
