@@ -38,14 +38,20 @@ def _subsets(ndim):
         yield from itertools.combinations(range(ndim), k)
 
 
-def _cpu(x):
-    return jax.device_put(x, jax.devices("cpu")[0])
+def _put(x, platform):
+    return jax.device_put(x, jax.devices(platform)[0])
 
 
-@needs_cpu_kernels
+# the kernel tests run on each platform whose kernels are loaded (GPU: skipped without)
+on_each_platform = pytest.mark.parametrize("platform", [
+    pytest.param("cpu", marks=needs_cpu_kernels),
+    pytest.param("gpu", marks=needs_gpu_kernels)])
+
+
+@on_each_platform
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_fft_every_axis_subset(shape, dtype):
+def test_fft_every_axis_subset(shape, dtype, platform):
     rng = np.random.default_rng(len(shape))
     x = random_array(rng, shape, dtype)
     subsets = list(_subsets(len(shape)))
@@ -55,7 +61,7 @@ def test_fft_every_axis_subset(shape, dtype):
         return [(native.fft(a, ax), native.fft(a, ax[::-1], inverse=True, scale=0.5))
                 for ax in subsets]
 
-    for ax, (fwd, inv) in zip(subsets, run(_cpu(x))):
+    for ax, (fwd, inv) in zip(subsets, run(_put(x, platform))):
         assert fwd.dtype == dtype and fwd.shape == shape
         wide = x.astype(np.complex128)
         assert rel_err(fwd, np.fft.fftn(wide, axes=ax)) <= TOL[dtype], ax
@@ -63,19 +69,19 @@ def test_fft_every_axis_subset(shape, dtype):
         assert rel_err(inv, want) <= TOL[dtype], ax
 
 
-@needs_cpu_kernels
+@on_each_platform
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(1009,), (31, 37), (13, 1, 17), (2, 3, 5, 7)], ids=str)
-def test_odd_and_prime_sizes(shape, dtype):
+def test_odd_and_prime_sizes(shape, dtype, platform):
     x = random_array(np.random.default_rng(1), shape, dtype)
-    got = native.fft(_cpu(x), range(len(shape)))
+    got = native.fft(_put(x, platform), range(len(shape)))
     assert rel_err(got, np.fft.fftn(x.astype(np.complex128))) <= TOL[dtype]
 
 
-@needs_cpu_kernels
+@on_each_platform
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(16,), (9, 6), (5, 8, 7), (3, 4, 5, 6)], ids=str)
-def test_real_transforms_every_axis_subset(shape, dtype):
+def test_real_transforms_every_axis_subset(shape, dtype, platform):
     rng = np.random.default_rng(2)
     x = random_array(rng, shape, REAL[dtype])
     subsets = list(_subsets(len(shape)))
@@ -90,7 +96,7 @@ def test_real_transforms_every_axis_subset(shape, dtype):
             out.append((k, back, native.rfft(a, ax, inverse=True)))
         return out
 
-    for ax, (k, back, kconj) in zip(subsets, run(_cpu(x))):
+    for ax, (k, back, kconj) in zip(subsets, run(_put(x, platform))):
         want = np.fft.rfftn(x.astype(np.float64), axes=ax)
         assert k.dtype == dtype and k.shape == want.shape
         assert rel_err(k, want) <= TOL[dtype], ax
@@ -99,50 +105,50 @@ def test_real_transforms_every_axis_subset(shape, dtype):
         assert rel_err(back, x) <= TOL[dtype], ax
 
 
-@needs_cpu_kernels
+@on_each_platform
 @pytest.mark.parametrize("n", [10, 11])
-def test_irfft_crops_and_pads_like_numpy(n):
+def test_irfft_crops_and_pads_like_numpy(n, platform):
     k = random_array(np.random.default_rng(3), (4, 8), np.complex128)
     for m in (n, None):
-        got = native.irfft(_cpu(k), 1, m, scale=1.0 / (m or 14))
+        got = native.irfft(_put(k, platform), 1, m, scale=1.0 / (m or 14))
         assert rel_err(got, np.fft.irfft(k, m, axis=1)) <= 1e-12
-    got = native.irfft(_cpu(k), 1, n, inverse=False)        # the - sign: transform of conj(k)
+    got = native.irfft(_put(k, platform), 1, n, inverse=False)  # - sign: transform of conj(k)
     assert rel_err(got, n * np.fft.irfft(np.conj(k), n, axis=1)) <= 1e-12
 
 
-@needs_cpu_kernels
+@on_each_platform
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_in_place_on_a_donated_buffer(dtype):
+def test_in_place_on_a_donated_buffer(dtype, platform):
     x = random_array(np.random.default_rng(4), (8, 6, 10), dtype)
     want = np.fft.fftn(x.astype(np.complex128), axes=(0, 2))
     f = jax.jit(lambda a: native.fft(a, (0, 2), inplace=True), donate_argnums=0)
-    assert "output_to_operand_aliasing" in f.lower(_cpu(x)).compile().as_text()
-    xs = _cpu(x) + 0                  # an XLA-owned buffer (device_put may alias numpy's)
+    assert "output_to_operand_aliasing" in f.lower(_put(x, platform)).compile().as_text()
+    xs = _put(x, platform) + 0        # an XLA-owned buffer (device_put may alias numpy's)
     ptr = xs.unsafe_buffer_pointer()
     got = f(xs)
     assert xs.is_deleted()
     assert got.unsafe_buffer_pointer() == ptr              # transformed where it lay
     assert rel_err(got, want) <= TOL[dtype]
     # not donated: XLA copies first, the input survives
-    xs = _cpu(x)
+    xs = _put(x, platform)
     got = jax.jit(lambda a: (native.fft(a, (0, 2), inplace=True), a))(xs)
     assert rel_err(got[0], want) <= TOL[dtype]
     np.testing.assert_array_equal(np.asarray(got[1]), x)
 
 
-@needs_cpu_kernels
-def test_vmap_and_grad():
+@on_each_platform
+def test_vmap_and_grad(platform):
     x = random_array(np.random.default_rng(5), (3, 6, 5), np.complex128)
-    got = jax.vmap(lambda a: native.fft(a, 0, inplace=True))(_cpu(x))
+    got = jax.vmap(lambda a: native.fft(a, 0, inplace=True))(_put(x, platform))
     assert rel_err(got, np.fft.fft(x, axis=1)) <= 1e-12
-    got = jax.vmap(lambda a: native.rfft(a, (0, 1)), in_axes=2, out_axes=2)(_cpu(x.real))
+    got = jax.vmap(lambda a: native.rfft(a, (0, 1)), in_axes=2, out_axes=2)(_put(x.real, platform))
     assert rel_err(got, np.fft.rfftn(x.real, axes=(0, 1))) <= 1e-12
 
     def loss(fft):
         return lambda a: jnp.sum(jnp.abs(fft(a) * jnp.arange(5.0)) ** 2)
 
-    g = jax.grad(loss(lambda a: native.fft(a, (0, 2), scale=0.25)))(_cpu(x))
-    want = jax.grad(loss(lambda a: 0.25 * jnp.fft.fftn(a, axes=(0, 2))))(_cpu(x))
+    g = jax.grad(loss(lambda a: native.fft(a, (0, 2), scale=0.25)))(_put(x, platform))
+    want = jax.grad(loss(lambda a: 0.25 * jnp.fft.fftn(a, axes=(0, 2))))(_put(x, platform))
     assert rel_err(g, want) <= 1e-12
 
 
@@ -171,10 +177,10 @@ def test_inside_shard_map(axis_type):
     assert rel_err(g, 2 * 63 * np.conj(x)) <= 1e-5        # Parseval; JAX's grad is conjugated
 
 
-@needs_cpu_kernels
-def test_native_engine_matches_the_xla_engine_on_trailing_axes():
+@on_each_platform
+def test_native_engine_matches_the_xla_engine_on_trailing_axes(platform):
     x = random_array(np.random.default_rng(7), (4, 6, 10), np.complex128)
-    xs = _cpu(x)
+    xs = _put(x, platform)
     assert native.natural_scale(True, 60) == 1.0
     for inverse in (False, True):
         want = xla.fft_trailing(xs, 2, inverse) / xla.natural_scale(inverse, 60)
@@ -193,9 +199,10 @@ def test_engine_choice_and_fallback(monkeypatch):
         assert choice.get_engine("auto", "cpu") is native
     with pytest.warns(RuntimeWarning, match="cufft.*CPUs"):     # the issue's name for the
         assert choice.get_engine("cufft", "cpu") is choice.get_engine("auto", "cpu")  # GPU one
+    cpu = jax.devices("cpu")[:1]
     with pytest.warns(RuntimeWarning, match="cufft.*CPUs"):
-        plan = pfft.plan((4, 4, 4), np.complex64, pfft.make_mesh((1, 1)), engine="cufft")
-    assert plan.engine.__class__ is choice.engine_for_plan("auto", jax.devices()[:1]).__class__
+        plan = pfft.plan((4, 4, 4), np.complex64, pfft.make_mesh((1, 1), cpu), engine="cufft")
+    assert plan.engine.__class__ is choice.engine_for_plan("auto", cpu).__class__
     choice._choose.cache_clear()
     monkeypatch.setattr(native, "available", lambda platform=None: False)
     monkeypatch.setattr(native, "unavailable_reason", lambda platform=None: "not built")
@@ -212,31 +219,37 @@ def test_engine_choice_and_fallback(monkeypatch):
 
 @needs_gpu_kernels
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gpu_kernels(dtype):
-    gpu = jax.devices("gpu")[0]
-    x = random_array(np.random.default_rng(8), (12, 10, 14), dtype)
-    xg = jax.device_put(x, gpu)
+@pytest.mark.parametrize("shape", [(16, 12, 10), (9, 7, 11)], ids=str)
+def test_gpu_plans_on_the_cufft_engine(shape, dtype):
+    """pfft's plans on one GPU with engine="cufft": fftn, ifftn, rfftn, irfftn and a
+    gradient against numpy in float64 (the kernel tests above check single calls)."""
+    mesh = pfft.make_mesh((1, 1), jax.devices("gpu")[:1])
+    x = random_array(np.random.default_rng(8), shape, dtype)
     wide = x.astype(np.complex128)
-    for ax in [(0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2), (0, 2)]:
-        got = jax.jit(lambda a: native.fft(a, ax, inplace=True))(xg)
-        assert rel_err(got, np.fft.fftn(wide, axes=ax)) <= TOL[dtype], ax
-        got = native.fft(xg, ax, inverse=True, scale=0.5)
-        want = 0.5 * np.fft.ifftn(wide, axes=ax) * np.prod([x.shape[a] for a in ax])
-        assert rel_err(got, want) <= TOL[dtype], ax
-        r = jax.device_put(x.real, gpu)
-        k = native.rfft(r, ax)
-        assert rel_err(k, np.fft.rfftn(x.real.astype(np.float64), axes=ax)) <= TOL[dtype], ax
-        n = x.shape[ax[-1]]
-        back = native.irfft(k, ax, n, scale=1 / np.prod([x.shape[a] for a in ax]))
-        assert rel_err(back, x.real) <= TOL[dtype], ax
+    plan = pfft.plan(shape, dtype, mesh, engine="cufft")
+    assert plan.engine.name == "native"
+    k = plan.forward(pfft.device_put(x, mesh))
+    assert rel_err(k, np.fft.fftn(wide)) <= TOL[dtype]
+    assert rel_err(plan.backward(k), x) <= TOL[dtype]
+    real = REAL[dtype]
+    rplan = pfft.plan(shape, real, mesh, kind="r2c", engine="cufft")
+    r = pfft.device_put(x.real.astype(real), mesh)
+    kr = rplan.forward(r)
+    assert rel_err(kr, np.fft.rfftn(wide.real)) <= TOL[dtype]
+    assert rel_err(rplan.backward(kr), x.real) <= TOL[dtype]
+    w = np.arange(shape[-1] // 2 + 1) + 1.0
+    g = jax.grad(lambda a: jnp.sum(jnp.abs(rplan.forward(a) * w) ** 2))(r)
+    want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a) * w) ** 2))(
+        _put(x.real.astype(real), "gpu"))
+    assert rel_err(g, want) <= 10 * TOL[dtype]
 
 
-@needs_cpu_kernels
+@on_each_platform
 @pytest.mark.parametrize("n", [8, 9])
-def test_real_transform_gradients_match_jnp(n):
+def test_real_transform_gradients_match_jnp(n, platform):
     rng = np.random.default_rng(9)
-    x = _cpu(rng.standard_normal((5, n)))
-    k = _cpu(random_array(rng, (5, n // 2 + 1), np.complex128))
+    x = _put(rng.standard_normal((5, n)), platform)
+    k = _put(random_array(rng, (5, n // 2 + 1), np.complex128), platform)
     wk = jnp.arange(n // 2 + 1.0) + 1j
     wx = jnp.arange(n * 5.0).reshape(5, n)
 
