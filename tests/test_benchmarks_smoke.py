@@ -1,10 +1,13 @@
-"""`python -m benchmarks --quick` runs to completion and writes a sane CSV (no peers, no MPI)."""
+"""`python -m benchmarks --quick` runs to completion and writes a sane CSV (no peers, no MPI);
+the benchmarks of benchmarks/gpu.sh run on the CPU at a tiny size and print their tables."""
 import csv
 import math
 import os
 import subprocess
 import sys
 import time
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -39,3 +42,69 @@ def test_quick_suite(tmp_path):
     assert (tmp_path / "suite.md").read_text().count("|") > 50
     for png in ("ratios.png", "scaling.png", "model.png"):
         assert (tmp_path / png).stat().st_size > 1000
+
+
+def _env_without_simulated_devices(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(extra)
+    return env
+
+
+def test_engines_table_on_cpu(tmp_path):
+    """`python -m benchmarks.engines --platform cpu` (gpu.sh's benchmark, on the CPU at 16³):
+    the three tables with their goals, and sane numbers in the CSV."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.engines", "--platform", "cpu",
+                           "--sizes", "16", "--dtypes", "complex64", "--repeats", "2",
+                           "--warmup", "1", "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    for title in ("Three-axis FFT on one device", "Strided axis-0 kernel",
+                  "Achieved bandwidth against a device-to-device copy"):
+        assert title in out, out
+    assert "≤ 1.1× `jnp.fft.fftn`" in out and "≥ 1.5× faster" in out      # the goals
+    assert "pfft 1x1, native (ms)" in out and "pfft 1x1, xla (ms)" in out
+    assert "2 × (array bytes) / time" in out                  # the GB/s definition
+    rows = [line for line in out.splitlines() if line.startswith("| 16³ | complex64 |")]
+    assert len(rows) == 3, out                                 # one row in each table
+    with open(tmp_path / "engines.csv", newline="") as f:
+        (r,) = list(csv.DictReader(f))
+    assert r["failed"] == "", r
+    from pfft.engines import native
+    cases = ["copy", "jnp_fftn", "pfft_xla", "jnp_fft0"]
+    if native.available("cpu"):
+        cases += ["pfft_native", "native_fftn", "native_fftn_inplace", "native_fft0",
+                  "native_fft0_inplace"]
+        assert 0 < float(r["native_fft0_ratio"]) < 100
+        assert "**yes**" in rows[0] or "**no**" in rows[0]
+    for case in cases:
+        t, gbs = float(r[f"{case}_ms"]), float(r[f"{case}_gbs"])
+        assert 0 < t < 10_000 and math.isfinite(gbs) and gbs > 0, (case, r)
+        if case != "copy":
+            assert float(r[f"{case}_err"]) < 1e-5, (case, r)   # complex64 against float64
+    assert (tmp_path / "engines.md").read_text().count("|") > 60
+
+
+def test_mpi_gpu_benchmark_on_cpu(tmp_path):
+    """`mpirun -n 2 python -m benchmarks.mpi_gpu --platform cpu` (gpu.sh's MPI step) at 16³."""
+    import importlib.util
+    mpirun = os.path.join(os.path.dirname(sys.executable), "mpirun")
+    if not all(importlib.util.find_spec(m) for m in ("mpi4py", "mpi4jax")) or \
+            not os.path.exists(mpirun):
+        pytest.skip("needs mpi4py, mpi4jax and mpirun next to the Python (`make install`)")
+    proc = subprocess.run([mpirun, "-n", "2", sys.executable, "-m", "benchmarks.mpi_gpu",
+                           "--platform", "cpu", "--size", "16", "--repeats", "2", "--warmup", "1",
+                           "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(MPI4JAX_NO_WARN_JAX_VERSION="1",
+                                                              OMP_NUM_THREADS="1"),
+                          capture_output=True, text=True, timeout=180, start_new_session=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(tmp_path / "mpi_cpu.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["engine"] for r in rows} >= {"xla"}
+    for r in rows:
+        assert r["ranks"] == "2" and r["grid"] == "2x1", r
+        assert float(r["rel_err"]) < 1e-5 and float(r["round_trip_err"]) < 1e-5, r
+        assert 0 < float(r["mpi_ms"]) < 10_000 and float(r["one_jnp_ms"]) > 0, r
+    assert "| 16³ | complex64 | 2 | 2x1 |" in proc.stdout
