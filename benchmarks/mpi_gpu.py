@@ -31,7 +31,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 
 
 def parse_args(argv=None):
@@ -84,6 +83,7 @@ import pfft.mpi  # noqa: E402
 from pfft.engines import native  # noqa: E402
 
 from .common import median_time, write_results  # noqa: E402
+from .mpi_timing import quiet_barrier, slowest_rank_times  # noqa: E402
 
 TOLERANCE = {"complex64": 1e-5, "complex128": 1e-12}
 
@@ -91,13 +91,6 @@ TOLERANCE = {"complex64": 1e-5, "complex128": 1e-12}
 def say(*a) -> None:
     if RANK == 0:
         print(*a, flush=True)
-
-
-def quiet_barrier() -> None:
-    """A barrier that sleeps instead of spinning (the ranks share the device and cores)."""
-    req = COMM.Ibarrier()
-    while not req.Test():
-        time.sleep(0.002)
 
 
 def set_cuda_mpi(mode: str) -> str:
@@ -117,14 +110,7 @@ def set_cuda_mpi(mode: str) -> str:
 
 def timed(fn, x, repeats: int, warmup: int) -> float:
     """Median over repeats of the slowest rank's time for ``fn(x)``, each call after a barrier."""
-    for _ in range(warmup):
-        fn(x).block_until_ready()
-    times = []
-    for _ in range(repeats):
-        quiet_barrier()
-        start = time.perf_counter()
-        fn(x).block_until_ready()
-        times.append(COMM.allreduce(time.perf_counter() - start, op=MPI.MAX))
+    (times,) = slowest_rank_times([lambda: fn(x).block_until_ready()], repeats, COMM, warmup)
     return statistics.median(times)
 
 
@@ -167,7 +153,7 @@ def bench(shape, dtype, grid, engine, device, transport, repeats, warmup, check_
         xo = jax.device_put(full, one.in_sharding)
         t_one = median_time(jax.jit(one.forward), xo, repeats=repeats, warmup=warmup)
         del full, xo
-    quiet_barrier()
+    quiet_barrier(COMM)
     return dict(n=shape[0], dtype=np.dtype(dtype).name, ranks=SIZE,
                 grid="x".join(map(str, grid.dims)), engine=engine, exchanges=plan.chain.exchanges,
                 transport=transport, device=device.device_kind, mpi_ms=t_mpi * 1e3,

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import statistics
-import time
 
 os.environ.setdefault("MPI4JAX_NO_WARN_JAX_VERSION", "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
@@ -31,14 +30,9 @@ jax.config.update("jax_enable_x64", True)
 
 import pfft.mpi  # noqa: E402
 
+from .mpi_timing import slowest_rank_times  # noqa: E402
+
 COMM = MPI.COMM_WORLD
-
-
-def quiet_barrier() -> None:
-    """A barrier that sleeps instead of spinning (ranks share the cores)."""
-    req = COMM.Ibarrier()
-    while not req.Test():
-        time.sleep(0.002)
 
 
 def weak_shape(base: int, ranks: int) -> tuple[int, int, int]:
@@ -63,13 +57,7 @@ def bench(shape, dtype, repeats: int) -> dict:
     sq = COMM.allreduce(np.array([np.sum(np.abs(k - ref[plan.local_out_slices]) ** 2),
                                   np.sum(np.abs(ref[plan.local_out_slices]) ** 2)]))
     del ref, host, k
-    fwd(x).block_until_ready()
-    times = []
-    for _ in range(repeats):
-        quiet_barrier()
-        start = time.perf_counter()
-        fwd(x).block_until_ready()
-        times.append(COMM.allreduce(time.perf_counter() - start, op=MPI.MAX))
+    (times,) = slowest_rank_times([lambda: fwd(x).block_until_ready()], repeats, COMM)
     return {"ms": 1e3 * statistics.median(times), "rel_err": float(np.sqrt(sq[0] / sq[1])),
             "grid": "x".join(map(str, grid.dims)), "exchanges": plan.chain.exchanges}
 

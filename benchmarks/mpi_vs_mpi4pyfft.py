@@ -33,31 +33,16 @@ jax.config.update("jax_enable_x64", True)
 
 import pfft.mpi  # noqa: E402
 
+from .mpi_timing import quiet_barrier, slowest_rank_times  # noqa: E402
+
 COMM = MPI.COMM_WORLD
 RANK = COMM.Get_rank()
-
-
-def quiet_barrier() -> None:
-    """A barrier that sleeps instead of spinning (ranks share the cores)."""
-    req = COMM.Ibarrier()
-    while not req.Test():
-        time.sleep(0.002)
 
 
 def timed(fns, repeats: int) -> list[list[float]]:
     """The slowest rank's time of each of ``fns`` (ms), ``repeats`` times, interleaved
     (call 1 of each, call 2 of each, ...) so that both see the same background load."""
-    for fn in fns:
-        fn()
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
-            quiet_barrier()
-            start = time.perf_counter()
-            fn()
-            out.append(1e3 * COMM.allreduce(time.perf_counter() - start, op=MPI.MAX))
-    return times
+    return [[1e3 * t for t in ts] for ts in slowest_rank_times(fns, repeats, COMM, warmup=2)]
 
 
 def one_device(n: int, dtype, repeats: int) -> float:
@@ -73,7 +58,7 @@ def one_device(n: int, dtype, repeats: int) -> float:
             f(x).block_until_ready()
             times.append(time.perf_counter() - start)
         result = 1e3 * statistics.median(times)
-    quiet_barrier()
+    quiet_barrier(COMM)
     return COMM.bcast(result)
 
 
