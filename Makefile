@@ -22,8 +22,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# the kernels are built with CMake: the system's, else one from PyPI in the venv
 $(VENV)/.core: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[test,docs]"
+	command -v cmake >/dev/null || $(BIN)/pip install -q cmake
 	touch $@
 
 $(VENV)/.mpi: $(VENV)/.core
