@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import os
 import statistics
 import time
@@ -40,3 +41,13 @@ def write_results(rows: list[dict], markdown: str, out: str, name: str) -> None:
         writer.writerows(rows)
     with open(os.path.join(out, f"{name}.md"), "w") as f:
         f.write(markdown + "\n")
+
+
+def weak_shape(base: int, parts: int) -> tuple[int, int, int]:
+    """``base³`` per device or rank: double axis 0, then 1, then 2, ... to ``base³·parts``."""
+    shape = [base] * 3
+    i = 0
+    while math.prod(shape) < base ** 3 * parts:
+        shape[i % 3] *= 2
+        i += 1
+    return tuple(shape)

@@ -30,19 +30,10 @@ jax.config.update("jax_enable_x64", True)
 
 import pfft.mpi  # noqa: E402
 
+from .common import weak_shape  # noqa: E402
 from .mpi_timing import slowest_rank_times  # noqa: E402
 
 COMM = MPI.COMM_WORLD
-
-
-def weak_shape(base: int, ranks: int) -> tuple[int, int, int]:
-    """b³ per rank: double axis 0, then 1, then 2, ... until the volume is b³·ranks."""
-    shape = [base] * 3
-    i = 0
-    while np.prod(shape) < base ** 3 * ranks:
-        shape[i % 3] *= 2
-        i += 1
-    return tuple(shape)
 
 
 def bench(shape, dtype, repeats: int) -> dict:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from .common import median_time, simulate_cpu_devices
+from .common import median_time, simulate_cpu_devices, weak_shape
 
 simulate_cpu_devices(8)
 
@@ -68,16 +68,6 @@ def parse_grid(text: str) -> tuple[int, ...]:
 def default_grids(counts=(1, 2, 4, 8)) -> list[tuple[int, ...]]:
     """Every slab and pencil grid of each device count."""
     return [g for c in counts for g in candidate_grids(c)]
-
-
-def weak_shape(base: int, devices: int) -> tuple[int, int, int]:
-    """``base³`` per device: double axis 0, then 1, then 2, ... to ``base³·devices``."""
-    shape = [base] * 3
-    i = 0
-    while math.prod(shape) < base ** 3 * devices:
-        shape[i % 3] *= 2
-        i += 1
-    return tuple(shape)
 
 
 class Progress:
