@@ -223,29 +223,24 @@ ffi::Error ExecStep(cudaStream_t stream, ffi::ScratchAllocator &scratch, bool db
 std::vector<long long> Dims(ffi::Span<const int64_t> d) { return {d.begin(), d.end()}; }
 
 // The element types a kind takes: complex64/complex128 in and out (C2C), float32/64 ->
-// complex64/128 (R2C), the reverse (C2R). Sets `dbl`; false where they do not fit.
-bool TypesFit(cs::Kind kind, ffi::DataType in, ffi::DataType out, bool &dbl) {
+// complex64/128 (R2C), the reverse (C2R). Sets `dbl`; the error, or nullptr where they fit.
+const char *TypesError(cs::Kind kind, ffi::DataType in, ffi::DataType out, bool &dbl) {
   using T = ffi::DataType;
   switch (kind) {
     case cs::Kind::kC2C:
       dbl = in == T::C128;
-      return (in == T::C64 || in == T::C128) && out == in;
+      return (in == T::C64 || in == T::C128) && out == in
+                 ? nullptr : "pfft c2c: complex64 or complex128 only";
     case cs::Kind::kR2C:
       dbl = in == T::F64;
-      return (in == T::F32 && out == T::C64) || (in == T::F64 && out == T::C128);
+      return (in == T::F32 && out == T::C64) || (in == T::F64 && out == T::C128)
+                 ? nullptr : "pfft r2c: float32->complex64 or float64->complex128";
     case cs::Kind::kC2R:
       dbl = in == T::C128;
-      return (in == T::C64 && out == T::F32) || (in == T::C128 && out == T::F64);
+      return (in == T::C64 && out == T::F32) || (in == T::C128 && out == T::F64)
+                 ? nullptr : "pfft c2r: complex64->float32 or complex128->float64";
   }
-  return false;
-}
-
-const char *TypesError(cs::Kind kind) {
-  switch (kind) {
-    case cs::Kind::kC2C: return "pfft c2c: complex64 or complex128 only";
-    case cs::Kind::kR2C: return "pfft r2c: float32->complex64 or float64->complex128";
-    default: return "pfft c2r: complex64->float32 or complex128->float64";
-  }
+  return "pfft: unknown transform kind";
 }
 
 // The three handlers: check the buffers, make the schedule, run it on the stream.
@@ -254,8 +249,8 @@ ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::ScratchAllocator &
                      ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
                      ffi::Span<const int64_t> axes, bool forward, double scale) {
   bool dbl = false;
-  if (!TypesFit(kind, x.element_type(), y->element_type(), dbl))
-    return ffi::Error::InvalidArgument(TypesError(kind));
+  if (const char *types = TypesError(kind, x.element_type(), y->element_type(), dbl))
+    return ffi::Error::InvalidArgument(types);
   auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
   std::vector<int> ax;
   std::string err = cs::ResolveAxes(axes.begin(), axes.size(), int(din.size()), ax);
