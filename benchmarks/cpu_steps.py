@@ -41,7 +41,7 @@ def _child(step: str, size: int, grid: tuple[int, ...], pairs: int) -> dict:
     import numpy as np
 
     import pfft
-    from pfft.engines import choice, native
+    from pfft.engines import native
 
     rng = np.random.default_rng(0)
     host = (rng.standard_normal((size,) * 3)
@@ -59,8 +59,8 @@ def _child(step: str, size: int, grid: tuple[int, ...], pairs: int) -> dict:
         fn = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec,
                                    check_vma=False))
     else:
-        choice.FUSE_PIECES = step.startswith("pieces")
-        plan = pfft.plan(x.shape, x.dtype, mesh, engine="xla" if step == "xla" else "native")
+        plan = pfft.plan(x.shape, x.dtype, mesh, engine="xla" if step == "xla" else "native",
+                         fuse_exchanges=step.startswith("pieces"))
         fn = jax.jit(plan.forward)
     ref = jax.jit(jnp.fft.fftn)
     for _ in range(2):

@@ -6,7 +6,7 @@ cached plan for the input's shape, dtype, mesh and layout, and run it.
 """
 from __future__ import annotations
 
-import operator
+import math
 from typing import Sequence
 
 import jax
@@ -14,85 +14,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from .arguments import check_norm, complex_dtype, normalize_axes, normalize_s
 from .autodiff import Variant
 from .grid import grid_axes
-from .layout import Layout, default_layout, layout_from_spec
-from .plan import NORMS, Plan, get_plan
+from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
+from .plan import Plan, get_plan, padded_spectrum_length
 from .sharding import is_tracer, mesh_of, place, spec_of
 
-__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put", "complex_dtype", "normalize_axes", "check_norm"]
-
-
-def check_norm(norm, where: str) -> str:
-    if norm is None:
-        return "backward"
-    if norm not in NORMS:
-        raise ValueError(f"{where}: norm must be one of {NORMS} (or None), got {norm!r}")
-    return norm
-
-
-def complex_dtype(dtype) -> np.dtype:
-    """The complex dtype a transform of ``dtype`` computes in (numpy's promotion).
-
-    float32/float16/bfloat16 give complex64, float64 complex128, integers and bools
-    the default complex dtype (complex128 with ``jax_enable_x64``, else complex64).
-    """
-    dtype = np.dtype(dtype)
-    if np.issubdtype(dtype, np.complexfloating):
-        out = dtype
-    elif dtype == np.float64:
-        out = np.dtype(np.complex128)
-    elif np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16":
-        out = np.dtype(np.complex64)
-    elif np.issubdtype(dtype, np.integer) or dtype == np.bool_:
-        out = np.dtype(np.complex128)
-    else:
-        raise TypeError(f"pfft: cannot transform an array of dtype {dtype}; "
-                        f"numeric (bool, int, float or complex) dtypes are accepted")
-    if out not in (np.complex64, np.complex128):
-        raise TypeError(f"pfft: unsupported dtype {dtype}")
-    return np.dtype(jax.dtypes.canonicalize_dtype(out))
-
-
-def normalize_axes(axes, ndim: int, where: str, s=None) -> tuple[int, ...]:
-    """numpy's ``axes`` rules; the default is the last three axes (or ``len(s)``)."""
-    if axes is None:
-        count = len(s) if s is not None else min(3, ndim)
-        if count > ndim:
-            raise ValueError(f"{where}: s has {count} entries but the array has only "
-                             f"{ndim} axes")
-        if count == 0:
-            raise ValueError(f"{where}: cannot transform a 0-d array")
-        return tuple(range(ndim - count, ndim))
-    try:
-        axes = tuple(operator.index(a) for a in axes)
-    except TypeError:
-        raise TypeError(f"{where}: axes must be a sequence of ints, got {axes!r}") from None
-    if not axes:
-        raise ValueError(f"{where}: axes must name at least one axis")
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{where}: axis {a} is out of range for an array of "
-                             f"{ndim} dimensions")
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{where}: repeated axes in {axes!r}")
-    return tuple(out)
-
-
-def _normalize_s(s, axes, shape, where: str) -> tuple[int, ...]:
-    if s is None:
-        return tuple(shape[a] for a in axes)
-    try:
-        s = tuple(operator.index(n) for n in s)
-    except TypeError:
-        raise TypeError(f"{where}: s must be a sequence of ints, got {s!r}") from None
-    if len(s) != len(axes):
-        raise ValueError(f"{where}: s {s} and axes {axes} have different lengths")
-    if any(n < 1 for n in s):
-        raise ValueError(f"{where}: s entries must be positive, got {s}")
-    return s
+__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put"]
 
 
 def _as_array(x):
@@ -114,11 +43,21 @@ def _resize(x, s, axes, mesh):
         return np.pad(x[tuple(index)], pad)
     spec = spec_of(x)
     if mesh is not None and spec is not None and grid_axes(mesh):
-        # JAX cannot crop a split axis unevenly: make the resized axes whole first
-        entries = [spec[a] if a < len(spec) else None for a in range(x.ndim)]
+        # JAX cannot crop a split axis unevenly: make the resized axes whole first,
+        # moving their mesh axes onto an axis that keeps its length (an all-to-all)
+        # where one divides evenly
+        entries = [names_of(spec[a] if a < len(spec) else None) for a in range(x.ndim)]
+        sizes = dict(mesh.shape)
         for a in axes:
-            entries[a] = None
-        x = place(x, NamedSharding(mesh, PartitionSpec(*entries)))
+            if not entries[a] or x.shape[a] == s[axes.index(a)]:
+                continue
+            p = math.prod(sizes[m] for m in entries[a])
+            kept = [b for b in range(x.ndim) if (b not in axes or
+                    x.shape[b] == s[axes.index(b)]) and not entries[b] and x.shape[b] % p == 0]
+            if kept:
+                entries[min(kept, key=lambda b: abs(a - b))] = entries[a]
+            entries[a] = ()
+        x = place(x, NamedSharding(mesh, PartitionSpec(*(split_entry(e) for e in entries))))
     for a, n in zip(axes, s):
         if x.shape[a] >= n:
             x = jax.lax.slice_in_dim(x, 0, n, axis=a)
@@ -129,20 +68,36 @@ def _resize(x, s, axes, mesh):
     return x
 
 
-def _layout_of(x, mesh, *, even: bool = True) -> Layout | None:
-    """The layout ``x`` is in on ``mesh``, if pfft can start from it."""
+def _layout_of(x, mesh, shape=None, *, even: bool = True) -> Layout | None:
+    """The layout ``x`` is in on ``mesh``, if it is known (a concrete array, or a
+    tracer with an Explicit-axes type) and pfft can start from it; ``shape``: the
+    logical shape when ``x`` holds a padded spectrum (``even=False``)."""
     grid = grid_axes(mesh)
     if mesh is None or not grid:
         return None
     spec, x_mesh = spec_of(x), mesh_of(x)
     if spec is None or x_mesh is None or x_mesh.shape != mesh.shape:
         return None
-    return layout_from_spec(x.shape, spec, grid) if even else None
+    return layout_from_spec(shape or x.shape, spec, grid, mesh.axis_names, even=even)
 
 
 def _plan_for(x, axes, norm, mesh, kind: str = "c2c") -> Plan:
     layout = _layout_of(x, mesh) or default_layout(x.shape, axes, grid_axes(mesh))
     return get_plan(x.shape, complex_dtype(x.dtype), mesh, axes, norm, layout, kind=kind)
+
+
+def _inverse_plan_for(x, axes, norm, mesh) -> tuple[Plan, Variant]:
+    """The plan and variant running ``ifftn`` on ``x``: the forward plan backwards when
+    ``x`` is in (or, unseen under ``jit`` on an Auto mesh, assumed to be in) the
+    layout ``fftn`` leaves its output in; else a plan starting from ``x``'s layout."""
+    cdtype = complex_dtype(x.dtype)
+    grid = grid_axes(mesh)
+    forward = get_plan(x.shape, cdtype, mesh, axes, norm, default_layout(x.shape, axes, grid))
+    layout = _layout_of(x, mesh)
+    if layout is None or layout == forward.chain.out_layout:
+        return forward, Variant(reverse=True, inverse=True)
+    plan = get_plan(x.shape, cdtype, mesh, axes, norm, layout)
+    return plan, Variant(reverse=False, inverse=True)
 
 
 def _prepare(x, s, axes, norm, mesh, where: str):
@@ -154,7 +109,7 @@ def _prepare(x, s, axes, norm, mesh, where: str):
     if axes is None and s is not None and len(s) > x.ndim:
         raise ValueError(f"{where}: s has {len(s)} entries but the array has {x.ndim} axes")
     axes = normalize_axes(axes, x.ndim, where, s)
-    s = _normalize_s(s, axes, x.shape, where) if s is not None else None
+    s = normalize_s(s, axes, x.shape, where) if s is not None else None
     complex_dtype(x.dtype)                               # reject bad dtypes early
     lengths = s or tuple(x.shape[a] for a in axes)
     for a, n in zip(axes, lengths):
@@ -167,7 +122,6 @@ def _prepare(x, s, axes, norm, mesh, where: str):
         raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
     else:
         _check_same_devices(x, mesh, where)
-    grid_axes(mesh)                                      # at most two distributed axes
     return x, s, axes, norm, mesh
 
 
@@ -207,8 +161,11 @@ def _place_out(y, out_sharding, mesh, where: str):
 def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
     x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
-    plan = _plan_for(x, axes, norm, mesh)
-    y = plan._call(x, Variant(reverse=False, inverse=True)) if inverse else plan.forward(x)
+    if inverse:
+        plan, variant = _inverse_plan_for(x, axes, norm, mesh)
+        y = plan._call(x, variant)
+    else:
+        y = _plan_for(x, axes, norm, mesh).forward(x)
     return _place_out(y, out_sharding, mesh, where)
 
 
@@ -222,8 +179,8 @@ def fftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     x
         numpy array, single-device or sharded ``jax.Array`` (inside or outside ``jit``).
     s, axes, norm
-        As in :func:`numpy.fft.fftn`, except that ``axes`` defaults to the last three
-        axes; other axes are batch axes.
+        As in :func:`numpy.fft.fftn`: by default every axis is transformed (the last
+        ``len(s)`` with ``s``); axes not in ``axes`` are batch axes.
     mesh
         The device mesh; by default the mesh of ``x``'s sharding (single device if
         it has none). Inside ``jit`` pass it unless ``x`` has an Explicit-axes type.
@@ -306,15 +263,16 @@ def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, "irfftn")
     last = axes[-1]
     if s is None:
-        s = tuple(x.shape[a] for a in axes[:-1]) + (2 * (x.shape[last] - 1),)
+        n = padded_spectrum_length(x.shape, spec_of(x), mesh, axes)
+        s = tuple(x.shape[a] for a in axes[:-1]) + (n or 2 * (x.shape[last] - 1),)
     if s[-1] < 1:
         raise ValueError(f"irfftn: invalid number of output points {s[-1]} along axis "
                          f"{last} (the input has {x.shape[last]}); pass s")
     real_shape = list(x.shape)
     for a, n in zip(axes, s):
         real_shape[a] = n
-    half = s[-1] // 2 + 1
-    spectrum_shape = tuple(real_shape[:last]) + (half,) + tuple(real_shape[last + 1:])
+    real_shape = tuple(real_shape)
+    spectrum_shape = real_shape[:last] + (s[-1] // 2 + 1,) + real_shape[last + 1:]
     cdtype = complex_dtype(x.dtype)
     grid = grid_axes(mesh)
 
@@ -323,8 +281,8 @@ def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
         x = _resize(x, tuple(spectrum_shape[a] for a in axes), axes, mesh)
         layout = _layout_of(x, mesh)
     spectrum = "numpy" if layout is None or layout.is_even() else "padded"
-    r2c = get_plan(tuple(real_shape), cdtype, mesh, axes, norm,
-                   default_layout(real_shape, axes, grid), kind="r2c", spectrum=spectrum)
+    r2c = get_plan(real_shape, cdtype, mesh, axes, norm, default_layout(real_shape, axes, grid),
+                   kind="r2c", spectrum=spectrum)
     if layout is None or layout == r2c.chain.out_layout:
         y = r2c.backward(x)
     else:
@@ -334,31 +292,15 @@ def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
 
 
 def _padded_layout(x, spectrum_shape, last: int, mesh) -> Layout | None:
-    """The layout of a padded spectrum (``spectrum="padded"``), if ``x`` is one."""
-    grid = grid_axes(mesh)
-    spec, x_mesh = spec_of(x), mesh_of(x)
-    if not grid or spec is None or x_mesh is None or x_mesh.shape != mesh.shape:
-        return None
-    if any(x.shape[a] != n for a, n in enumerate(spectrum_shape) if a != last):
-        return None
-    half = spectrum_shape[last]
-    split = [None] * x.ndim
-    for a in range(min(len(spec), x.ndim)):
-        entry = spec[a]
-        if isinstance(entry, (tuple, list)):
-            if len(entry) != 1:
-                return None
-            entry = entry[0]
-        split[a] = entry if entry in dict(grid) else None
-    m = split[last]
-    if m is None:
-        return None
-    p = dict(grid)[m]
-    if x.shape[last] == half or x.shape[last] != -(-half // p) * p:
+    """The layout of a padded spectrum (``spectrum="padded"``), if ``x`` is one: only
+    the halved axis is padded, to a multiple of the devices splitting it."""
+    if tuple(x.shape) == tuple(spectrum_shape):
         return None
     try:
-        layout = Layout(tuple(spectrum_shape), tuple(split), tuple(grid))
-    except AssertionError:
+        layout = _layout_of(x, mesh, spectrum_shape, even=False)
+    except ValueError:
+        return None
+    if layout is None or layout.padded_shape != tuple(x.shape):
         return None
     return layout if all(layout.is_even(a) for a in range(x.ndim) if a != last) else None
 
@@ -373,7 +315,7 @@ def device_put(x, mesh: Mesh | None, *, axes: Sequence[int] | None = None) -> ja
     mesh
         A 1-D or 2-D mesh (``None``: the default device).
     axes
-        The axes that will be transformed (default: the last three).
+        The axes that will be transformed (default: all, as in the transforms).
     """
     x = _as_array(x)
     axes = normalize_axes(axes, x.ndim, "device_put")

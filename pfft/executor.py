@@ -31,11 +31,6 @@ from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter
 
 __all__ = ["run_chain"]
 
-# let a transport that can (SPLITS) cut the scattered axis and stack the received
-# blocks along the gathered axis itself, instead of separate pack and unpack copies
-SPLIT_IN_ALL_TO_ALL = True
-
-
 class Block:
     """A local block and the logical axis held at each of its physical positions."""
 
@@ -167,15 +162,16 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
     p, g, s = st.size, st.gather, st.scatter
     data = block._scaled()
     pos_s = block.order.index(s)
-    chunk = -(-shape[s] // p)
+    chunk = -(-data.shape[pos_s] // p)                       # s's block: whole, or even
     data = _pad_axis(data, pos_s, chunk * p)                 # pad the axis to be split
-    if engine_strided and getattr(transport, "SPLITS", False) and SPLIT_IN_ALL_TO_ALL:
+    extent_g = gathered_extent(st, shape)
+    if engine_strided and getattr(transport, "SPLITS", False):
         # the collective cuts s into chunks and stacks the received blocks along g
         # itself (XLA:CPU copies the chunks anyway): no pack, no unpack, order kept
         pos_g = block.order.index(g)
         data = transport.all_to_all(data, st.mesh_axis, split=pos_s, merge=pos_g)
-        if data.shape[pos_g] != shape[g]:
-            data = lax.slice_in_dim(data, 0, shape[g], axis=pos_g)
+        if data.shape[pos_g] != extent_g:
+            data = lax.slice_in_dim(data, 0, extent_g, axis=pos_g)
         block.data = data
         return
     # split s into (p, chunk) and put p first, the rest in the order wanted afterwards
@@ -194,9 +190,15 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
     data = jnp.transpose(data, perm)
     new_shape = list(data.shape[:pos_g]) + [p * data.shape[pos_g + 1]] + list(data.shape[pos_g + 2:])
     data = data.reshape(new_shape)
-    if new_shape[pos_g] != shape[g]:
-        data = lax.slice_in_dim(data, 0, shape[g], axis=pos_g)
+    if new_shape[pos_g] != extent_g:
+        data = lax.slice_in_dim(data, 0, extent_g, axis=pos_g)
     block.data, block.order = data, after
+
+
+def gathered_extent(st: Exchange, shape) -> int:
+    """Length of the block along ``st.gather`` after the exchange: the whole axis
+    (padding cropped), or an even share where it keeps other mesh axes."""
+    return shape[st.gather] // st.gather_keep
 
 
 def _gather(block: Block, st: Gather, shape, transport) -> None:
@@ -251,7 +253,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
         if use_pieces:
             # pfft.pieces: exchanges are shifts of pieces the FFTs pack and unpack;
             # the block keeps numpy's axis order, as with any strided engine
-            assert block.order == tuple(range(x.ndim)), block.order
+            if block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
+                raise RuntimeError(f"pieces path: block in axis order {block.order}")
             fft_stage = isinstance(st, (LocalFFT, RealFFT))
             if fft_stage and (isinstance(block.data, Pieces) or isinstance(nxt, Exchange)):
                 block.data = pieces_path.transform(
@@ -264,7 +267,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             if isinstance(st, Exchange):
                 if not pieces_path.ready_for(block.data, st):
                     block.data = pieces_path.pack(block.data, st, scale=block.take_scale(), **kw)
-                block.data = pieces_path.exchange(block.data, st, shape, transport)
+                block.data = pieces_path.exchange(block.data, st, gathered_extent(st, shape),
+                                                  transport)
                 continue
             if isinstance(block.data, Pieces):
                 block.data = pieces_path.assemble(block.data, scale=block.take_scale(), **kw)

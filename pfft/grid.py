@@ -108,19 +108,27 @@ def make_mesh(
 def grid_axes(mesh: Mesh | None) -> tuple[tuple[str, int], ...]:
     """The mesh axes pfft distributes over: ``(name, size)`` for sizes above one.
 
-    Raises
-    ------
-    ValueError
-        If the mesh has more than two axes of size greater than one.
+    The mesh axes that split transformed axes form the FFT grid (one for a slab, two
+    for a pencil, or several grouped on one array axis); any others shard batch axes,
+    which plans leave where they are.
     """
     if mesh is None:
         return ()
-    axes = tuple((name, int(size)) for name, size in mesh.shape.items() if size > 1)
-    if len(axes) > 2:
-        raise ValueError(
-            f"mesh: pfft distributes over at most two mesh axes (a slab or pencil grid), "
-            f"but this mesh has {len(axes)} axes of size > 1: {dict(mesh.shape)}")
-    return axes
+    taken = vmapped_mesh_axes()
+    return tuple((name, int(size)) for name, size in mesh.shape.items()
+                 if size > 1 and name not in taken)
+
+
+def vmapped_mesh_axes() -> frozenset[str]:
+    """Mesh axes that an enclosing ``vmap`` shards its batch over (``spmd_axis_name``,
+    or an Explicit mesh axis the batch is sharded on): the per-member arrays pfft sees
+    cannot use them."""
+    try:
+        from jax._src import core
+        env = core.get_axis_env()
+        return frozenset(env.spmd_axis_names) | frozenset(env.explicit_mesh_axis_names)
+    except (ImportError, AttributeError):  # pragma: no cover - other jax versions
+        return frozenset()
 
 
 def mesh_of(x) -> Mesh | None:

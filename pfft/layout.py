@@ -1,18 +1,39 @@
 """Layouts: how a global array is distributed over a device grid.
 
 A :class:`Layout` is a value: the logical global shape and, for every array axis,
-the mesh axis that splits it (or ``None`` when the axis is whole on every device).
-Inside a plan an axis may be split unevenly (its last blocks padded); at the
-boundaries of a plan every split axis divides evenly, because JAX cannot hold an
-unevenly sharded array.
+the mesh axes that split it (``None`` when the axis is whole on every device, one
+mesh axis name, or a tuple of names, major first, when an axis is split over several
+mesh axes at once, as ``PartitionSpec(('x', 'y'))`` does). Inside a plan an axis may
+be split unevenly (its last blocks padded); at the boundaries of a plan every split
+axis divides evenly, because JAX cannot hold an unevenly sharded array.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Union
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["Layout", "default_layout", "layout_from_spec"]
+__all__ = ["Layout", "Split", "default_layout", "layout_from_spec", "names_of", "split_entry"]
+
+#: what splits one array axis: nothing, one mesh axis, or several (major first)
+Split = Union[None, str, tuple[str, ...]]
+
+
+def names_of(entry: Split) -> tuple[str, ...]:
+    """The mesh axis names in a split entry, major first (``()`` for ``None``)."""
+    if entry is None:
+        return ()
+    return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def split_entry(names) -> Split:
+    """The canonical split entry for mesh axis ``names``: ``None``, a name or a tuple."""
+    names = tuple(names)
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else names
 
 
 @dataclass(frozen=True)
@@ -24,7 +45,8 @@ class Layout:
     shape
         Logical global shape (numpy's shape; never padded).
     split
-        Per array axis, the name of the mesh axis splitting it, or ``None``.
+        Per array axis, what splits it: ``None``, a mesh axis name, or a tuple of
+        names (major first) for an axis split over several mesh axes.
     grid
         The grid's ``(mesh axis name, size)`` pairs (sizes above one).
 
@@ -33,29 +55,38 @@ class Layout:
     >>> lay = Layout((8, 6, 5), ("x", "y", None), (("x", 2), ("y", 3)))
     >>> lay.local_shape, lay.name
     ((4, 2, 5), 'pencil local in axis 2')
+    >>> Layout((12, 5), (("x", "y"), None), (("x", 2), ("y", 3))).local_shape
+    (2, 5)
     """
 
     shape: tuple[int, ...]
-    split: tuple[str | None, ...]
+    split: tuple[Split, ...]
     grid: tuple[tuple[str, int], ...]
 
     def __post_init__(self):
-        assert len(self.shape) == len(self.split), (self.shape, self.split)
-        used = [m for m in self.split if m is not None]
-        assert len(used) == len(set(used)), f"mesh axis used twice in {self.split}"
-        assert set(used) <= {m for m, _ in self.grid}, (self.split, self.grid)
+        if len(self.shape) != len(self.split):
+            raise ValueError(f"layout: shape {self.shape} and split {self.split} have "
+                             f"different lengths")
+        used = [m for entry in self.split for m in names_of(entry)]
+        if len(used) != len(set(used)):
+            raise ValueError(f"layout: a mesh axis splits two array axes in {self.split}")
+        unknown = set(used) - {m for m, _ in self.grid}
+        if unknown:
+            raise ValueError(f"layout: {sorted(unknown)} are not axes of the grid "
+                             f"{dict(self.grid)}")
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
-    def grid_size(self, mesh_axis: str) -> int:
-        return dict(self.grid)[mesh_axis]
+    def grid_size(self, mesh_axes: Split) -> int:
+        """Devices along a mesh axis (or the product over a tuple of them)."""
+        sizes = dict(self.grid)
+        return math.prod(sizes[m] for m in names_of(mesh_axes))
 
     def parts(self, axis: int) -> int:
         """How many devices split ``axis`` (1 when it is whole)."""
-        m = self.split[axis]
-        return 1 if m is None else self.grid_size(m)
+        return self.grid_size(self.split[axis])
 
     def local_size(self, axis: int) -> int:
         """Size of one device's block along ``axis`` (padded if uneven)."""
@@ -76,16 +107,29 @@ class Layout:
         return all(self.shape[a] % self.parts(a) == 0 for a in axes)
 
     def axis_split_by(self, mesh_axis: str) -> int | None:
-        """The array axis that ``mesh_axis`` splits, or ``None``."""
-        return self.split.index(mesh_axis) if mesh_axis in self.split else None
+        """The array axis that ``mesh_axis`` (one name) splits, or ``None``."""
+        for a, entry in enumerate(self.split):
+            if mesh_axis in names_of(entry):
+                return a
+        return None
+
+    @property
+    def used_mesh_axes(self) -> frozenset[str]:
+        """The mesh axes splitting some array axis."""
+        return frozenset(m for entry in self.split for m in names_of(entry))
+
+    @property
+    def unused_mesh_axes(self) -> tuple[str, ...]:
+        """Grid axes splitting no array axis (the data is replicated over them)."""
+        return tuple(m for m, _ in self.grid if m not in self.used_mesh_axes)
 
     @property
     def local_axes(self) -> tuple[int, ...]:
         return tuple(a for a, m in enumerate(self.split) if m is None)
 
-    def with_split(self, axis: int, mesh_axis: str | None) -> "Layout":
+    def with_split(self, axis: int, mesh_axes: Split) -> "Layout":
         split = list(self.split)
-        split[axis] = mesh_axis
+        split[axis] = split_entry(names_of(mesh_axes))
         return Layout(self.shape, tuple(split), self.grid)
 
     def with_size(self, axis: int, n: int) -> "Layout":
@@ -110,7 +154,9 @@ class Layout:
         if not any(self.split):
             return "replicated" if self.grid else "single block"
         local = self.local_axes
-        kind = "pencil" if sum(m is not None for m in self.split) == 2 else "slab"
+        kind = "pencil" if sum(m is not None for m in self.split) >= 2 else "slab"
+        if not local:
+            return f"{kind} with no local axis"
         where = f"axis {local[0]}" if len(local) == 1 else f"axes {local}"
         return f"{kind} local in {where}"
 
@@ -124,43 +170,76 @@ def default_layout(shape, axes, grid) -> Layout:
     The last transformed axis stays whole (its FFT runs first, contiguously); the
     grid's first mesh axis splits the first transformed axis, its second the next
     (a *pencil*; with one mesh axis, a *slab*). A mesh axis goes to the next
-    candidate it divides; batch axes come after the transformed ones; if no axis
-    divides, the data is replicated over that mesh axis (each device then repeats
-    the work of the others along it).
+    candidate it divides; batch axes come after the transformed ones. A mesh axis
+    that divides no free candidate joins one already split (the axis is then split
+    over both, as ``PartitionSpec(('x', 'y'))``) if it divides that axis evenly;
+    only where nothing can be split is the data replicated over it (each device
+    then repeats the work of the others along it).
     """
     shape = tuple(shape)
     axes = tuple(axes)
     batch = [a for a in range(len(shape)) if a not in axes]
     candidates = list(axes[:-1]) + batch
-    split: list[str | None] = [None] * len(shape)
+    # a transform over a single axis (or of a 1-point last axis) can still be split
+    # on the transformed axes: the plan exchanges them
+    split: list[tuple[str, ...]] = [()] * len(shape)
+    sizes = dict(grid)
     for mesh_axis, size in grid:
-        for a in candidates:
-            if split[a] is None and shape[a] % size == 0:
-                split[a] = mesh_axis
-                break
-    return Layout(shape, tuple(split), tuple(grid))
+        free = next((a for a in candidates if not split[a] and shape[a] % size == 0), None)
+        if free is not None:
+            split[free] = (mesh_axis,)
+            continue
+        joined = next((a for a in candidates + list(axes[-1:]) if split[a] and
+                       shape[a] % (math.prod(sizes[m] for m in split[a]) * size) == 0), None)
+        if joined is None and not split[axes[-1]] and shape[axes[-1]] % size == 0 and \
+                any(shape[a] > 1 for a in axes[:-1]):
+            joined = axes[-1]
+        if joined is not None:
+            split[joined] = split[joined] + (mesh_axis,)
+    return Layout(shape, tuple(split_entry(s) for s in split), tuple(grid))
 
 
-def layout_from_spec(shape, spec: PartitionSpec, grid) -> Layout | None:
-    """The layout a :class:`PartitionSpec` describes, or ``None`` if pfft cannot use it.
+def layout_from_spec(shape, spec: PartitionSpec, grid, mesh_axes=None, *,
+                     even: bool = True) -> Layout | None:
+    """The layout a :class:`PartitionSpec` describes, or ``None`` if it is uneven
+    (and ``even``: an array that JAX holds is never split unevenly).
 
-    pfft uses a spec directly when each array axis is split by at most one of the
-    grid's mesh axes and evenly; otherwise the input is resharded to the default.
+    Each array axis may be split by any of the grid's mesh axes, alone or together
+    (``('x', 'y')``); mesh axes of size one are dropped.
+
+    Parameters
+    ----------
+    shape
+        Global shape.
+    spec
+        The partition spec.
+    grid
+        The grid's ``(name, size)`` pairs (sizes above one).
+    mesh_axes
+        Every axis name of the mesh (sizes one included); default the grid's.
+
+    Raises
+    ------
+    ValueError
+        If the spec names an axis the mesh does not have, uses a mesh axis twice, or
+        has more entries than ``shape`` has axes (as :class:`NamedSharding` does).
     """
     names = {m for m, _ in grid}
-    split: list[str | None] = []
+    known = set(mesh_axes) if mesh_axes is not None else names
+    if len(spec) > len(shape):
+        raise ValueError(f"sharding {spec} has {len(spec)} entries but the array has "
+                         f"only {len(shape)} axes")
+    split: list[Split] = []
+    seen: list[str] = []
     for a in range(len(shape)):
-        entry = spec[a] if a < len(spec) else None
-        if isinstance(entry, (tuple, list)):
-            entry = [e for e in entry if e in names]
-            if len(entry) > 1:
-                return None
-            entry = entry[0] if entry else None
-        elif entry is not None and entry not in names:
-            entry = None          # a mesh axis of size one
-        split.append(entry)
-    try:
-        lay = Layout(tuple(shape), tuple(split), tuple(grid))
-    except AssertionError:
-        return None
-    return lay if lay.is_even() else None
+        entry = names_of(spec[a] if a < len(spec) else None)
+        unknown = [m for m in entry if m not in known]
+        if unknown:
+            raise ValueError(f"sharding {spec} names mesh axes {unknown} that the mesh "
+                             f"(axes {sorted(known)}) does not have")
+        seen += entry
+        split.append(split_entry(m for m in entry if m in names))
+    if len(seen) != len(set(seen)):
+        raise ValueError(f"sharding {spec} uses a mesh axis more than once")
+    lay = Layout(tuple(shape), tuple(split), tuple(grid))
+    return lay if lay.is_even() or not even else None

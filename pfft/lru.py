@@ -31,6 +31,11 @@ class LRUCache:
             self._evict()
             return value
 
+    def values(self) -> list:
+        """A snapshot of the cached values, oldest first."""
+        with self._lock:
+            return list(self._data.values())
+
     def info(self) -> dict:
         """Hits, misses, current size and maximum size."""
         with self._lock:

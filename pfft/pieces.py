@@ -18,10 +18,9 @@ stay in numpy's axis order throughout.
 """
 from __future__ import annotations
 
-from .stages import Exchange, Gather, LocalFFT, RealFFT
+from .stages import Exchange, LocalFFT, RealFFT
 
-__all__ = ["Pieces", "enabled", "transform", "ready_for", "pack", "exchange", "assemble",
-           "collectives"]
+__all__ = ["Pieces", "enabled", "transform", "ready_for", "pack", "exchange", "assemble"]
 
 
 class Pieces:
@@ -164,15 +163,17 @@ def pack(data, st: Exchange, *, scale: float, engine, transport) -> Pieces:
                    inverse=False, scale=scale, engine=engine, transport=transport)
 
 
-def exchange(pieces: Pieces, st: Exchange, shape, transport) -> Pieces:
+def exchange(pieces: Pieces, st: Exchange, extent: int, transport) -> Pieces:
     """The all-to-all ``st`` as cyclic shifts: piece ``k`` moves ``k`` places on.
 
-    The received pieces are cut along ``st.gather`` (chunk ``me - k`` in slot ``k``).
+    The received pieces are cut along ``st.gather`` (chunk ``me - k`` in slot ``k``);
+    ``extent`` is the length of the block they make along it.
     """
-    assert ready_for(pieces, st)
+    if not ready_for(pieces, st):  # pragma: no cover - an executor defect
+        raise RuntimeError(f"pieces cut along axis {pieces.axis} are not ready for {st}")
     moved = [pieces.arrays[0]] + [transport.shift(a, st.mesh_axis, k)
                                   for k, a in enumerate(pieces.arrays) if k > 0]
-    return Pieces(moved, st.gather, st.mesh_axis, -1, shape[st.gather])
+    return Pieces(moved, st.gather, st.mesh_axis, -1, extent)
 
 
 def assemble(pieces: Pieces, *, scale: float, engine, transport):
@@ -181,22 +182,3 @@ def assemble(pieces: Pieces, *, scale: float, engine, transport):
     n = pieces.shape[f]
     return _kernel(pieces, f, n, kind="copy", exchange=None, out_len=n, inverse=False,
                    scale=scale, engine=engine, transport=transport)
-
-
-def collectives(stages, engine, transport) -> dict[str, int]:
-    """The collectives ``stages`` compile to, by HLO op name.
-
-    An exchange over ``p`` devices is ``p - 1`` collective permutes when the chain
-    exchanges pieces, else one all-to-all; a gather is one all-gather.
-    """
-    shifts = enabled(engine, transport)
-    counts = {"all-to-all": 0, "collective-permute": 0, "all-gather": 0}
-    for st in stages:
-        if isinstance(st, Exchange):
-            if shifts:
-                counts["collective-permute"] += st.size - 1
-            else:
-                counts["all-to-all"] += 1
-        elif isinstance(st, Gather):
-            counts["all-gather"] += 1
-    return counts

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 import os
+import re
+import warnings
 from typing import Callable
 
 import jax
@@ -17,30 +18,27 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from .arguments import (NORMS, SPECTRA, check_cast, check_norm, check_padding, check_plan_options,
+                        check_shape, complex_dtype, norm_scale, normalize_axes)
 from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .engines.choice import engine_for_plan
 from .executor import run_chain
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec
 from .lru import LRUCache
-from .pieces import collectives, enabled as pieces_enabled
+from .pieces import enabled as pieces_enabled
 from .planner import Chain, build_chain
 from .sharding import is_tracer, place
 from .stages import Exchange, Gather
 from .transports import xla as xla_transport
 
 __all__ = ["Plan", "plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
-           "NORMS", "SPECTRA"]
-
-NORMS = ("backward", "ortho", "forward")
-SPECTRA = ("numpy", "padded")
+           "NORMS", "SPECTRA", "ReplicationWarning", "padded_spectrum_length"]
 
 
-def norm_scale(norm: str, inverse: bool, n: int) -> float:
-    """numpy's scaling of a transform of ``n`` points."""
-    if norm == "ortho":
-        return 1.0 / math.sqrt(n)
-    return 1.0 / n if (norm == "forward") != inverse else 1.0
+class ReplicationWarning(UserWarning):
+    """A plan leaves devices repeating each other's work: no axis of the array can be
+    split evenly over some mesh axis (sizes too small or indivisible)."""
 
 
 class Plan:
@@ -79,7 +77,7 @@ class Plan:
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
                  padding: tuple[tuple[int, int], ...] = (), engine: str = "auto",
-                 chain: Chain | None = None):
+                 fuse_exchanges: bool = True, chain: Chain | None = None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
@@ -92,7 +90,8 @@ class Plan:
         self.padding = dict(padding)              # axis -> spectral length kept (dealiasing)
         self.engine_name = engine
         devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
-        self.engine = engine_for_plan(engine, devices)
+        self.fuse_exchanges = fuse_exchanges
+        self.engine = engine_for_plan(engine, devices, fuse_exchanges)
         self.chain: Chain = chain or build_chain(
             in_layout, self.axes, kind=kind, n=n, spectral=self.padding or None,
             even_output=(spectrum == "numpy" or kind == "c2r"))
@@ -114,6 +113,8 @@ class Plan:
         self.trace_count = 0                      # how often a function was traced
         self._jitted: dict[Variant, Callable] = {}
         self._batched: dict[int, "Plan"] = {}
+        self._collectives: dict[bool, dict[str, int]] = {}
+        _warn_if_replicated(self)
 
     @property
     def is_real(self) -> bool:
@@ -150,9 +151,7 @@ class Plan:
             if tuple(x.shape) != chain.in_layout.padded_shape:
                 raise ValueError(f"plan for input shape {chain.in_layout.padded_shape} called on an "
                                  f"array of shape {tuple(x.shape)}")
-            if jnp.promote_types(x.dtype, want) != want:
-                raise TypeError(f"plan input must be {want} (or cast to it without loss), "
-                                f"got an array of dtype {np.dtype(x.dtype)}")
+            check_cast(x.dtype, want, "plan")
             x = x.astype(want)
             if self.mesh is None or not self.grid:          # one device: a plain local FFT
                 return local(x)
@@ -182,7 +181,7 @@ class Plan:
         if (tuple(aval.shape), np.dtype(aval.dtype)) != want:
             raise ValueError(f"plan expects blocks {want[0]} {want[1]}, got "
                              f"{tuple(aval.shape)} {np.dtype(aval.dtype)}")
-        split = frozenset(m for m in chain.out_layout.split if m is not None)
+        split = chain.out_layout.used_mesh_axes
         return (chain.out_layout.local_shape, _boundary_dtype(chain, self, first=False),
                 (frozenset(m for m, _ in self.grid), split))
 
@@ -195,7 +194,8 @@ class Plan:
                                        chain.in_layout, kind=self.kind,
                                        spectrum=self.spectrum, chain=chain,
                                        padding=tuple((a + 1, n) for a, n in self.padding.items()),
-                                       engine=self.engine_name)
+                                       engine=self.engine_name,
+                                       fuse_exchanges=self.fuse_exchanges)
         return self._batched[size]
 
     # -- wavenumbers -------------------------------------------------------------------
@@ -260,12 +260,24 @@ class Plan:
     def collectives(self, *, reverse: bool = False) -> dict[str, int]:
         """The collectives :meth:`forward` (``reverse``: :meth:`backward`) compiles to.
 
-        Keys are HLO op names: ``"all-to-all"``, ``"collective-permute"`` (the shifts
-        an exchange becomes when the native CPU engine packs its pieces, ``p - 1`` per
-        exchange over ``p`` devices; see :mod:`pfft.pieces`) and ``"all-gather"``.
+        Read from the compiled HLO of the jitted call (compiled once per direction):
+        keys are HLO op names, ``"all-to-all"``, ``"collective-permute"`` (the shifts an
+        exchange becomes when the native CPU engine packs its pieces, ``p - 1`` per
+        exchange over ``p`` devices; see :mod:`pfft.pieces`), ``"all-gather"``,
+        ``"all-reduce"`` and ``"reduce-scatter"``.
         """
-        chain = self._chains[reverse]
-        return collectives(chain.stages, self.engine, xla_transport)
+        if reverse not in self._collectives:
+            variant = BACKWARD if reverse else FORWARD
+            chain = self._chains[reverse]
+            arg = jax.ShapeDtypeStruct(chain.in_layout.padded_shape,
+                                       _boundary_dtype(chain, self, first=True),
+                                       sharding=None if self.mesh is None or not self.grid
+                                       else chain.in_layout.sharding(self.mesh))
+            fn = jax.jit(self._entry(variant))
+            text = fn.lower(arg).compile().as_text()
+            self.trace_count -= 1                 # a look, not a call
+            self._collectives[reverse] = count_collectives(text)
+        return dict(self._collectives[reverse])
 
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
@@ -283,6 +295,31 @@ class Plan:
                   for i, st in enumerate(self.chain.stages, 1)]
         lines.append(f"  out: {self.chain.out_layout}")
         return "\n".join(lines)
+
+
+COLLECTIVES = ("all-to-all", "collective-permute", "all-gather", "all-reduce", "reduce-scatter")
+
+
+def count_collectives(hlo_text: str) -> dict[str, int]:
+    """How many of each collective an HLO module's text holds (an async pair, ``-start``
+    and ``-done``, counts once)."""
+    counts = dict.fromkeys(COLLECTIVES, 0)
+    for op in re.findall(r"\s(" + "|".join(COLLECTIVES) + r")(?:-start)?\(", hlo_text):
+        counts[op] += 1
+    return counts
+
+
+def _warn_if_replicated(plan: "Plan") -> None:
+    """Warn (once per plan: plans are cached) where devices would repeat work."""
+    chain = plan.chain
+    idle = chain.out_layout.unused_mesh_axes
+    gathers = [st for st in chain.stages if isinstance(st, Gather)]
+    if idle or gathers:
+        why = (f"mesh axes {list(idle)} split no axis" if idle else
+               f"{len(gathers)} all-gather(s) (no even layout is left)")
+        warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.grid)} repeats "
+                      f"work across devices: {why}. Give axes that the grid divides, or a "
+                      f"smaller mesh.", ReplicationWarning, stacklevel=4)
 
 
 def _boundary_dtype(chain: Chain, plan: Plan, *, first: bool) -> np.dtype:
@@ -314,21 +351,48 @@ def clear_plan_cache() -> None:
     _CACHE.clear()
 
 
+def padded_spectrum_length(shape, spec, mesh, axes) -> int | None:
+    """The real length of the halved axis of a padded spectrum (``spectrum="padded"``)
+    of this global ``shape``, partition ``spec`` and ``mesh``, read from the cached
+    real plan that makes such spectra; ``None`` if no cached plan does.
+
+    Raises
+    ------
+    ValueError
+        If cached plans of different real lengths make the same padded spectrum.
+    """
+    if spec is None or mesh is None:
+        return None
+    found = set()
+    for p in _CACHE.values():
+        if (p.kind == "r2c" and p.spectrum == "padded" and p.mesh == mesh
+                and p.axes == tuple(axes) and p.out_shape == tuple(shape)
+                and p.out_sharding is not None
+                and p.out_sharding.spec == NamedSharding(mesh, spec).spec):
+            found.add(p.chain.real_stage.n)
+    if len(found) > 1:
+        raise ValueError(f"irfftn: padded spectra of shape {tuple(shape)} come from real lengths "
+                         f"{sorted(found)}; pass s to say which")
+    return found.pop() if found else None
+
+
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
              n: int | None = None, spectrum: str = "numpy", padding=(),
-             engine: str | None = None) -> Plan:
+             engine: str | None = None, fuse_exchanges: bool = True) -> Plan:
     """The cached plan for these arguments (made on first use)."""
     engine = (engine or os.environ.get("PFFT_ENGINE") or "auto").lower()
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
-           tuple(padding), engine)
+           tuple(padding), engine, bool(fuse_exchanges))
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
-                                                padding=tuple(padding), engine=engine))
+                                                padding=tuple(padding), engine=engine,
+                                                fuse_exchanges=fuse_exchanges))
 
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
-         padding: float = 1.0, tune: str | None = None, engine: str | None = None) -> Plan:
+         padding: float = 1.0, tune: str | None = None, engine: str | None = None,
+         fuse_exchanges: bool = True) -> Plan:
     """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) for arrays of one shape.
 
     Parameters
@@ -342,7 +406,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         A 1-D or 2-D :class:`jax.sharding.Mesh` (see :func:`pfft.make_mesh`), or ``None``
         for a single-device plan.
     axes
-        Axes to transform; default the last three (fewer if ``shape`` has fewer). For
+        Axes to transform; default all of them (as numpy). For
         ``kind="r2c"`` the last of them is halved to ``n//2 + 1``.
     norm
         ``"backward"``, ``"ortho"`` or ``"forward"``, as in numpy.
@@ -371,6 +435,11 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         kernels on CPU where they are built (``make kernels``), else XLA's;
         ``"native"`` or ``"xla"`` to force one; ``"cufft"`` is ``"native"`` on GPUs
         (on CPUs it warns and chooses as ``"auto"``; see ``docs/engines.md``).
+    fuse_exchanges
+        On CPU with the native engine: let the FFT before an exchange write the pieces
+        it moves and the FFT after it read them where they land (``p - 1`` collective
+        permutes per exchange; :mod:`pfft.pieces`). ``False`` runs the same chain with
+        separate all-to-alls (for comparison). Part of the plan's cache key.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
@@ -384,22 +453,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     Plan
         Cached: the same arguments return the same object.
     """
-    from .api import complex_dtype, normalize_axes, check_norm  # one place for argument rules
-
-    if kind not in ("c2c", "r2c"):
-        raise ValueError(f"plan: kind must be 'c2c' or 'r2c', got {kind!r}")
-    if spectrum not in SPECTRA:
-        raise ValueError(f"plan: spectrum must be one of {SPECTRA}, got {spectrum!r}")
-    if spectrum == "padded" and kind != "r2c":
-        raise ValueError("plan: spectrum='padded' is for kind='r2c' (a complex transform's "
-                         "output is never padded)")
-    try:
-        shape = tuple(operator.index(n) for n in shape)
-    except TypeError:
-        raise TypeError(f"plan: shape must be a sequence of ints, got {shape!r}") from None
-    if not shape or any(n < 1 for n in shape):
-        raise ValueError(f"plan: shape must have at least one axis and positive sizes, "
-                         f"got {shape}")
+    check_plan_options(kind, spectrum, "plan")
+    shape = check_shape(shape, "plan")
     try:
         dtype = np.dtype(dtype)
     except TypeError:
@@ -407,30 +462,11 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     dtype = complex_dtype(dtype)
     axes = normalize_axes(axes, len(shape), "plan")
     norm = check_norm(norm, "plan")
-    try:
-        padding = float(padding)
-    except (TypeError, ValueError):
-        raise TypeError(f"plan: padding must be a number >= 1, got {padding!r}") from None
-    if not padding >= 1.0 or not math.isfinite(padding):
-        raise ValueError(f"plan: padding must be a finite number >= 1, got {padding!r}")
-    spectral = ()
-    if padding > 1.0:
-        spectral = tuple((a, shape[a]) for a in axes)
-        shape = tuple(math.ceil(padding * n - 1e-9) if a in axes else n
-                      for a, n in enumerate(shape))
-        spectral = tuple((a, n) for a, n in spectral if shape[a] != n)
+    shape, spectral = check_padding(padding, shape, axes, "plan")
     grid = grid_axes(mesh)
     layout = None
     if in_sharding is not None:
-        spec = in_sharding.spec if isinstance(in_sharding, NamedSharding) else in_sharding
-        if isinstance(in_sharding, NamedSharding) and mesh is not None and \
-                in_sharding.mesh.shape != mesh.shape:
-            raise ValueError("plan: in_sharding is on a different mesh than `mesh`")
-        layout = layout_from_spec(shape, spec, grid)
-        if layout is None:
-            raise ValueError(
-                f"plan: in_sharding {spec} cannot be used for shape {shape} on grid {grid}: "
-                f"each array axis may be split by one mesh axis, evenly")
+        layout = _layout_of_sharding(in_sharding, shape, mesh, grid)
     if tune is not None:
         if tune not in ("wisdom", "measure"):
             raise ValueError(f"plan: tune must be None, 'wisdom' or 'measure', got {tune!r}")
@@ -442,7 +478,29 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     if layout is None:
         layout = default_layout(shape, axes, grid)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine)
+                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges)
+
+
+def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:
+    """The layout ``in_sharding`` (a NamedSharding or PartitionSpec) gives ``shape``."""
+    if isinstance(in_sharding, NamedSharding):
+        if mesh is not None and in_sharding.mesh.shape != mesh.shape:
+            raise ValueError("plan: in_sharding is on a different mesh than `mesh`")
+        spec = in_sharding.spec
+    elif isinstance(in_sharding, PartitionSpec):
+        spec = in_sharding
+    else:
+        raise TypeError(f"plan: in_sharding must be a NamedSharding or PartitionSpec, got "
+                        f"{type(in_sharding).__name__}")
+    names = mesh.axis_names if mesh is not None else ()
+    try:
+        layout = layout_from_spec(shape, spec, grid, names)
+    except ValueError as err:
+        raise ValueError(f"plan: in_sharding: {err}") from None
+    if layout is None:
+        raise ValueError(f"plan: in_sharding {spec} splits shape {shape} unevenly over the "
+                         f"mesh {dict(mesh.shape)}; JAX arrays are split evenly")
+    return layout
 
 
 def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode):

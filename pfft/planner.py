@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .layout import Layout
-from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Stage
+from .layout import Layout, names_of
+from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter, Stage
 
 __all__ = ["Chain", "build_chain", "KINDS"]
 
@@ -82,23 +82,46 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         (smaller than the input's); each axis is truncated right after its FFT,
         while it is local. For the halved axis give the real length.
 
-    Every mesh axis that splits the input keeps splitting some array axis; mesh
-    axes the input is replicated over stay replicated (the work is repeated there).
+    Every mesh axis that splits the input keeps splitting some array axis; a mesh
+    axis the input is replicated over is given an axis it divides evenly (a local
+    slice), and stays replicated only where there is none (the work is then
+    repeated along it). A mesh axis (or group) is only ever all-gathered where no exchange can go on:
+    every axis is split and none can take another mesh axis evenly.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind``, or axes out of range.
+    RuntimeError
+        If the walk ends with an axis untransformed (a planner defect, never silent).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if any(not 0 <= a < in_layout.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"axes {axes} are not distinct axes of a {in_layout.ndim}-d layout")
     real = axes[-1] if kind != "c2c" else None
     if kind == "r2c":
         n = in_layout.shape[real]
     layout = in_layout
     stages: list[Stage] = []
     done: set[int] = set()
+    # a mesh axis the input is replicated over takes an axis it divides: each device
+    # keeps its slice (no communication), so no device repeats another's work
+    order = [a for a in range(layout.ndim) if a not in axes] + list(axes[:-1]) + list(axes[-1:])
+    for m in layout.unused_mesh_axes:
+        p = layout.grid_size(m)
+        take = next((a for a in order if layout.split[a] is None and layout.shape[a] % p == 0),
+                    None)
+        if take is not None:
+            stages.append(Scatter(m, p, take))
+            layout = layout.with_split(take, m)
 
     def allowed(a: int) -> bool:
+        """Whether axis ``a`` may be transformed now (real kinds order their axes)."""
         if kind == "r2c":         # with or after the halved axis
             return a == real or real in done or layout.split[real] is None
-        if kind == "c2r" and a == real:
-            return all(layout.split[b] is None for b in axes if b not in done)
+        if kind == "c2r" and a == real:    # after every other axis
+            return all(b in done for b in axes if b != real)
         return True
 
     while True:
@@ -120,37 +143,74 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         pending = [a for a in axes if a not in done and allowed(a)]
         if not pending:
             break
-        targets = [a for a in layout.local_axes if a in done or a not in axes]
-        if not targets:       # every axis split: make one whole by gathering it
-            g = pending[0]
-            stages.append(Gather(layout.split[g], layout.parts(g), g))
-            layout = layout.with_split(g, None)
-            continue
-        gather, scatter = min(
-            ((g, s) for g in pending for s in targets),
-            key=lambda gs: (layout.shape[gs[1]] % layout.parts(gs[0]) != 0,
-                            abs(gs[0] - gs[1]), gs[1], gs[0]))
-        mesh_axis = layout.split[gather]
-        stages.append(Exchange(mesh_axis, layout.grid_size(mesh_axis), gather, scatter))
-        layout = layout.with_split(gather, None).with_split(scatter, mesh_axis)
+        # a whole axis that may take the split: done, a batch axis, or one that must
+        # wait (real kinds), the waiting ones last
+        targets = [a for a in layout.local_axes if a in done or a not in axes or not allowed(a)]
+        if targets:
+            gather, scatter = min(
+                ((g, s) for g in pending for s in targets),
+                key=lambda gs: (gs[1] in axes and gs[1] not in done,
+                                layout.shape[gs[1]] % layout.parts(gs[0]) != 0,
+                                abs(gs[0] - gs[1]), gs[1], gs[0]))
+            stage = _move(layout, gather, scatter)
+        else:                 # every axis split: merge a pending axis's split into another's
+            stage = _merge(layout, pending)
+        stages.append(stage)
+        layout = _after(layout, stage)
+    missing = [a for a in axes if a not in done]
+    if missing:  # pragma: no cover - a defect, never a silent wrong result
+        raise RuntimeError(f"pfft planner: axes {missing} left untransformed from {in_layout}")
     if even_output:
         layout = _even_up(layout, stages)
     return Chain(in_layout, layout, tuple(stages))
 
 
+def _move(layout: Layout, gather: int, scatter: int) -> Exchange:
+    """The all-to-all moving ``gather``'s whole split onto the whole axis ``scatter``."""
+    m = layout.split[gather]
+    return Exchange(m, layout.grid_size(m), gather, scatter)
+
+
+def _merge(layout: Layout, pending) -> Stage:
+    """With no whole axis left: move a pending axis's split onto another split axis
+    that divides evenly by both (it is then split over both, as ``('x', 'y')``); an
+    all-gather of the pending axis where no axis can take it."""
+    options = [(g, s) for g in pending for s in range(layout.ndim)
+               if s != g and layout.split[s] is not None and layout.is_even(s)
+               and layout.shape[s] % (layout.parts(s) * layout.parts(g)) == 0]
+    if options:
+        g, s = min(options, key=lambda gs: (abs(gs[0] - gs[1]), gs[1], gs[0]))
+        m = layout.split[g]
+        return Exchange(m, layout.grid_size(m), g, s, scatter_had=layout.parts(s))
+    g = pending[0]
+    return Gather(layout.split[g], layout.parts(g), g)
+
+
+def _after(layout: Layout, stage: Stage) -> Layout:
+    """The layout after a data movement stage."""
+    if isinstance(stage, Exchange):
+        moved = names_of(stage.mesh_axis)
+        keep = tuple(m for m in names_of(layout.split[stage.gather]) if m not in moved)
+        return (layout.with_split(stage.gather, keep)
+                .with_split(stage.scatter, names_of(layout.split[stage.scatter]) + moved))
+    if isinstance(stage, Gather):
+        return layout.with_split(stage.axis, None)
+    raise TypeError(f"not a data movement: {stage!r}")  # pragma: no cover
+
+
 def _even_up(layout: Layout, stages: list[Stage]) -> Layout:
     """Make every unevenly split axis whole: by an all-to-all onto a whole axis the
-    grid divides where there is one (same memory), else by an all-gather."""
+    grid divides where there is one (same memory), else onto a split axis that
+    divides by both, else by an all-gather (no even layout is left)."""
     for a in range(layout.ndim):
         if layout.is_even(a):
             continue
-        m, p = layout.split[a], layout.parts(a)
+        p = layout.parts(a)
         whole = [b for b in layout.local_axes if layout.shape[b] % p == 0 and layout.shape[b] >= p]
         if whole:
-            b = min(whole, key=lambda b: (abs(a - b), b))
-            stages.append(Exchange(m, p, gather=a, scatter=b))
-            layout = layout.with_split(a, None).with_split(b, m)
+            stage = _move(layout, a, min(whole, key=lambda b: (abs(a - b), b)))
         else:
-            stages.append(Gather(m, p, a))
-            layout = layout.with_split(a, None)
+            stage = _merge(layout, [a])
+        stages.append(stage)
+        layout = _after(layout, stage)
     return layout

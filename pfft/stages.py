@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .layout import Split
+
 __all__ = ["LocalFFT", "RealFFT", "Resize", "Exchange", "Gather", "Scatter", "Stage"]
 
 
@@ -95,26 +97,39 @@ class Resize:
 
 @dataclass(frozen=True)
 class Exchange:
-    """All-to-all over one mesh axis: ``gather`` becomes whole, ``scatter`` split."""
+    """All-to-all over ``mesh_axis``: ``gather`` loses it, ``scatter`` gains it.
 
-    mesh_axis: str
+    ``mesh_axis`` is one mesh axis name or a tuple of them (a group, as in
+    ``PartitionSpec(('x', 'y'))``), of ``size`` devices in all. Usually ``gather``
+    becomes whole and ``scatter`` was whole. ``gather_keep`` is how many devices
+    still split ``gather`` afterwards (the major mesh axes it keeps), and
+    ``scatter_had`` how many split ``scatter`` before (it gains ``mesh_axis`` as its
+    minor part): such partial moves are planned only where both divide evenly.
+    """
+
+    mesh_axis: Split
     size: int
     gather: int
     scatter: int
+    gather_keep: int = 1
+    scatter_had: int = 1
 
     def inverse(self) -> "Exchange":
-        return Exchange(self.mesh_axis, self.size, gather=self.scatter, scatter=self.gather)
+        return Exchange(self.mesh_axis, self.size, gather=self.scatter, scatter=self.gather,
+                        gather_keep=self.scatter_had, scatter_had=self.gather_keep)
 
     def __str__(self) -> str:
-        return (f"all_to_all over {self.mesh_axis!r} ({self.size}): axis {self.gather} "
-                f"becomes local, axis {self.scatter} split")
+        g = "becomes local" if self.gather_keep == 1 else "keeps its other mesh axes"
+        s = "split" if self.scatter_had == 1 else "split further"
+        return (f"all_to_all over {_names(self.mesh_axis)} ({self.size}): axis {self.gather} "
+                f"{g}, axis {self.scatter} {s}")
 
 
 @dataclass(frozen=True)
 class Gather:
     """All-gather one unevenly split axis so the result can be held by JAX."""
 
-    mesh_axis: str
+    mesh_axis: Split
     size: int
     axis: int
 
@@ -122,15 +137,15 @@ class Gather:
         return Scatter(self.mesh_axis, self.size, self.axis)
 
     def __str__(self) -> str:
-        return (f"all_gather over {self.mesh_axis!r} ({self.size}): axis {self.axis} "
-                f"becomes local (its size does not divide the grid)")
+        return (f"all_gather over {_names(self.mesh_axis)} ({self.size}): axis {self.axis} "
+                f"becomes local (no exchange can make this layout even)")
 
 
 @dataclass(frozen=True)
 class Scatter:
     """Keep this device's block of a replicated axis (no communication)."""
 
-    mesh_axis: str
+    mesh_axis: Split
     size: int
     axis: int
 
@@ -138,7 +153,11 @@ class Scatter:
         return Gather(self.mesh_axis, self.size, self.axis)
 
     def __str__(self) -> str:
-        return f"split axis {self.axis} over {self.mesh_axis!r} ({self.size}) (local slice)"
+        return f"split axis {self.axis} over {_names(self.mesh_axis)} ({self.size}) (local slice)"
+
+
+def _names(mesh_axis: Split) -> str:
+    return repr(mesh_axis) if isinstance(mesh_axis, str) else "(" + ", ".join(map(repr, mesh_axis)) + ")"
 
 
 Stage = LocalFFT | RealFFT | Resize | Exchange | Gather | Scatter

@@ -115,7 +115,7 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     Plan
         The fastest plan; its timings are kept as wisdom (see :func:`save_wisdom`).
     """
-    from .api import check_norm, complex_dtype, normalize_axes
+    from .arguments import check_norm, complex_dtype, normalize_axes
     from .plan import plan as make_plan
 
     devices = _devices_of(devices_or_mesh)

@@ -9,7 +9,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_enable_x64", os.environ.get("PFFT_TEST_X64", "1") != "0")
 
 from hypothesis import settings, strategies as st  # noqa: E402
 
@@ -53,7 +53,7 @@ def transform_problems(draw, dtypes, more_axes=()):
     choices = [None, (-3, -2, -1), (nd - 1, nd - 3, nd - 2), (-2, -1), (-3,)]
     axes = draw(st.sampled_from(choices + [tuple(a) for a in more_axes(nd)]
                                 if more_axes else choices))
-    n_axes = 3 if axes is None else len(axes)
+    n_axes = nd if axes is None else len(axes)
     s = None
     if draw(st.booleans()) and draw(st.booleans()):
         s = tuple(draw(st.integers(1, 24)) for _ in range(n_axes))
@@ -63,7 +63,7 @@ def transform_problems(draw, dtypes, more_axes=()):
 
 
 def numpy_axes(axes, s, ndim) -> tuple[int, ...]:
-    """The axes numpy transforms for pfft's ``axes``/``s`` (pfft: the last three)."""
+    """The axes numpy transforms for ``axes``/``s``: all of them, or the last ``len(s)``."""
     if axes is not None:
         return tuple(a % ndim for a in axes)
-    return tuple(range(ndim - (3 if s is None else len(s)), ndim))
+    return tuple(range(ndim - (ndim if s is None else len(s)), ndim))

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 import pfft
-from pfft.layout import Layout, default_layout, layout_from_spec
+from pfft.layout import Layout, default_layout, layout_from_spec, names_of
 from pfft.planner import build_chain
-from pfft.stages import Exchange, Gather, LocalFFT, RealFFT
+from pfft.stages import Exchange, Gather, LocalFFT, RealFFT, Scatter
 from jax.sharding import PartitionSpec as P
 
 from conftest import GRIDS
@@ -33,12 +33,6 @@ def test_make_mesh_shapes(devices):
 def test_make_mesh_rejects_bad_grids(bad):
     with pytest.raises(ValueError, match="make_mesh"):
         pfft.make_mesh(bad)
-
-
-def test_mesh_with_three_axes_is_rejected(devices):
-    mesh = jax.make_mesh((2, 2, 2), ("a", "b", "c"))
-    with pytest.raises(ValueError, match="at most two mesh axes"):
-        pfft.fftn(np.ones((4, 4, 4)), mesh=mesh)
 
 
 def _chain(shape, grid, axes=(0, 1, 2), spec=None):
@@ -111,9 +105,17 @@ def test_chains_transform_each_axis_once_and_end_even(shape, grid, axes, kind):
             assert all(lay.split[a] is None for a in s.axes)
             if isinstance(s, RealFFT):
                 lay = lay.with_size(s.axis, s.half if s.to_complex else s.n)
-        elif isinstance(s, Exchange):
-            assert lay.split[s.gather] == s.mesh_axis and lay.split[s.scatter] is None
-            lay = lay.with_split(s.gather, None).with_split(s.scatter, s.mesh_axis)
+        elif isinstance(s, Exchange):         # the moved mesh axes: gather's minor part
+            moved, had = names_of(s.mesh_axis), names_of(lay.split[s.gather])
+            assert had[len(had) - len(moved):] == moved and lay.parts(s.scatter) == s.scatter_had
+            assert lay.parts(s.gather) == s.size * s.gather_keep
+            if s.gather_keep > 1 or s.scatter_had > 1:          # partial moves are even
+                assert lay.is_even(s.gather) and lay.is_even(s.scatter)
+            lay = (lay.with_split(s.gather, had[:len(had) - len(moved)])
+                   .with_split(s.scatter, names_of(lay.split[s.scatter]) + moved))
+        elif isinstance(s, Scatter):          # a mesh axis the input was replicated over
+            assert s.mesh_axis in lay.unused_mesh_axes and lay.split[s.axis] is None
+            lay = lay.with_split(s.axis, s.mesh_axis)
         elif isinstance(s, Gather):
             lay = lay.with_split(s.axis, None)
     assert lay == chain.out_layout

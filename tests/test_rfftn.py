@@ -133,10 +133,10 @@ def test_rfftn_rejects_complex_input_and_irfftn_needs_points():
 def test_batch_axes_and_float32_promotion():
     mesh = pfft.make_mesh((2, 4))
     x = np.random.default_rng(3).standard_normal((3, 8, 8, 9)).astype(np.float32)
-    k = pfft.rfftn(pfft.device_put(x, mesh))
+    k = pfft.rfftn(pfft.device_put(x, mesh, axes=(1, 2, 3)), axes=(1, 2, 3))
     assert k.dtype == np.complex64 and k.shape == (3, 8, 8, 5)
     assert rel_err(k, np.fft.rfftn(x.astype(np.float64), axes=(1, 2, 3))) <= 1e-6
-    y = pfft.irfftn(k, s=(8, 8, 9))
+    y = pfft.irfftn(k, s=(8, 8, 9), axes=(1, 2, 3))
     assert y.dtype == np.float32 and rel_err(y, x) <= 1e-6
     k16 = pfft.rfftn(np.arange(64, dtype=np.int32).reshape(4, 4, 4))
     assert k16.dtype == np.complex128

@@ -19,9 +19,6 @@ from . import native, xla
 __all__ = ["get_engine", "ENGINES"]
 
 ENGINES = ("auto", "native", "xla", "cufft")
-# let the native CPU engine fuse the packing of exchanges into its FFTs (pfft.pieces);
-# False runs the same chains with separate all-to-alls (for comparison)
-FUSE_PIECES = True
 _log = logging.getLogger("pfft")
 
 
@@ -84,16 +81,30 @@ class BoundEngine:
     """An engine with its thread count fixed: the executor's view of a native engine.
 
     Simulated devices in one process call the kernel at the same time, so each gets
-    a share of the cores (``cores // local devices``, at least one).
+    a share of the cores (``cores // local devices``, at least one). ``fuse``: let the
+    CPU kernels write and read the pieces exchanges move (:mod:`pfft.pieces`); off,
+    the same chains run with separate all-to-alls. A value: equal settings compare
+    (and hash) equal, so a plan's description can hold it.
     """
 
     STRIDED = True
 
-    def __init__(self, module: ModuleType, nthreads: int, platform: str = "cpu"):
+    def __init__(self, module: ModuleType, nthreads: int, platform: str = "cpu",
+                 fuse: bool = True):
         self.module, self.nthreads, self.name = module, nthreads, "native"
+        self.platform, self.fuse = platform, bool(fuse)
         self.natural_scale = module.natural_scale
         # FFTs that write (and read) the pieces an exchange moves: CPU kernels only
-        self.PIECES = FUSE_PIECES and module.pieces_available(platform)
+        self.PIECES = self.fuse and module.pieces_available(platform)
+
+    def _key(self):
+        return (self.module.__name__, self.nthreads, self.platform, self.fuse)
+
+    def __eq__(self, other):
+        return isinstance(other, BoundEngine) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
 
     def fft_pieces(self, pieces, axis, n, **kw):
         return self.module.fft_pieces(pieces, axis, n, nthreads=self.nthreads, **kw)
@@ -110,8 +121,9 @@ class BoundEngine:
                                  nthreads=self.nthreads)
 
 
-def engine_for_plan(name: str | None, devices) -> ModuleType | BoundEngine:
-    """The engine a plan over ``devices`` runs: xla, or native bound to a thread share.
+def engine_for_plan(name: str | None, devices, fuse: bool = True) -> ModuleType | BoundEngine:
+    """The engine a plan over ``devices`` runs: xla, or native bound to a thread share
+    (``fuse``: exchanges as pieces written by the FFTs, where the kernels can).
 
     ``"auto"`` picks native on CPU where its library is built. On GPUs ``"auto"`` stays
     on xla until the cuFFT kernels have been checked on a GPU (ask for ``"native"``).
@@ -130,4 +142,4 @@ def engine_for_plan(name: str | None, devices) -> ModuleType | BoundEngine:
     if module is xla:
         return xla
     local = sum(1 for d in devices if d.process_index == jax.process_index()) or 1
-    return BoundEngine(module, max(1, native.num_threads() // local), platform)
+    return BoundEngine(module, max(1, native.num_threads() // local), platform, fuse)

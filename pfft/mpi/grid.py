@@ -40,7 +40,8 @@ class ProcessGrid:
     coords
         This rank's coordinate along each named axis.
     comms
-        The sub-communicator along each axis of :attr:`grid` (``cart.Sub``).
+        The sub-communicator along each axis of :attr:`grid` (``cart.Sub``) and, on a
+        2-D grid, along both axes in each order (for an array axis split over both).
 
     Raises
     ------
@@ -82,7 +83,16 @@ class ProcessGrid:
         for i, (m, p) in enumerate(zip(self.names, dims)):
             if p > 1:
                 self.comms[m] = self.comm.Sub([j == i for j in range(len(dims))])
-        self.transport = MPITransport(self.comms, {m: self.coords[m] for m in self.comms})
+        coords = {m: self.coords[m] for m in self.comms}
+        if len(self.grid) == 2:
+            # an array axis split over both grid axes (``('x', 'y')``, the first major):
+            # the ranks numbered in that order, as ``lax.axis_index`` numbers devices
+            (a, pa), (b, pb) = self.grid
+            for major, minor, n_minor in ((a, b, pb), (b, a, pa)):
+                key = self.coords[major] * n_minor + self.coords[minor]
+                self.comms[(major, minor)] = self.comm.Split(0, key)
+                coords[(major, minor)] = key
+        self.transport = MPITransport(self.comms, coords)
 
     @staticmethod
     def _check_dims(dims, size: int) -> tuple[int, ...]:

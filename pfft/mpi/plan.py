@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..arguments import check_cast, check_plan_options, check_shape, norm_scale
 from ..autodiff import BACKWARD, FORWARD, Variant, apply
 from ..engines.choice import engine_for_plan
 from ..executor import run_chain
@@ -25,15 +26,6 @@ from ..planner import Chain, build_chain
 from .grid import ProcessGrid
 
 __all__ = ["MPIPlan", "plan", "mpi_layout", "clear_plan_cache", "plan_cache_info"]
-
-SPECTRA = ("numpy", "padded")
-
-
-def _norm_scale(norm: str, inverse: bool, n: int) -> float:
-    """numpy's scaling of a transform of ``n`` points (as :mod:`pfft.plan`)."""
-    if norm == "ortho":
-        return 1.0 / math.sqrt(n)
-    return 1.0 / n if (norm == "forward") != inverse else 1.0
 
 
 def mpi_layout(shape, axes, grid) -> Layout:
@@ -215,9 +207,7 @@ class MPIPlan:
             if tuple(x.shape) != true_in:
                 raise ValueError(f"MPI plan on rank {self.grid.rank} expects a block of shape "
                                  f"{true_in}, got {tuple(x.shape)}")
-            if np.issubdtype(want, np.floating) and jnp.iscomplexobj(x):
-                raise TypeError(f"this plan's input is real ({want}); got a complex block "
-                                f"({x.dtype})")
+            check_cast(x.dtype, want, "MPI plan")
             x = x.astype(want)
             if tuple(x.shape) != block:
                 x = jnp.pad(x, [(0, b - n) for n, b in zip(x.shape, block)])
@@ -231,7 +221,7 @@ class MPIPlan:
     def apply(self, block, variant: Variant):
         """Run ``variant`` of the chain on this rank's (padded) ``block``."""
         return run_chain(block, self._chains[variant.reverse], inverse=variant.inverse,
-                         scale=_norm_scale(self.norm, variant.inverse, self.size),
+                         scale=norm_scale(self.norm, variant.inverse, self.size),
                          weighted=variant.weighted, engine=self.engine,
                          transport=self.transport)
 
@@ -304,7 +294,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     grid
         The :class:`~pfft.mpi.ProcessGrid` of the ranks taking part.
     axes
-        Axes to transform; default the last three. Others are batch axes.
+        Axes to transform; default all of them (as numpy). Others are batch axes.
     norm
         ``"backward"``, ``"ortho"`` or ``"forward"``, as in numpy.
     kind
@@ -323,18 +313,13 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     MPIPlan
         Cached: the same arguments (and the same grid object) return the same plan.
     """
-    from ..api import check_norm, complex_dtype, normalize_axes
+    from ..arguments import check_norm, complex_dtype, normalize_axes
 
     if not isinstance(grid, ProcessGrid):
         raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
-    if kind not in ("c2c", "r2c"):
-        raise ValueError(f"pfft.mpi.plan: kind must be 'c2c' or 'r2c', got {kind!r}")
-    if spectrum not in SPECTRA:
-        raise ValueError(f"pfft.mpi.plan: spectrum must be one of {SPECTRA}, got {spectrum!r}")
-    if spectrum == "padded" and kind != "r2c":
-        raise ValueError("pfft.mpi.plan: spectrum='padded' is for kind='r2c'")
-    shape = tuple(int(n) for n in shape)
+    check_plan_options(kind, spectrum, "pfft.mpi.plan")
+    shape = check_shape(shape, "pfft.mpi.plan")
     dtype = complex_dtype(np.dtype(dtype))
     axes = normalize_axes(axes, len(shape), "pfft.mpi.plan")
     norm = check_norm(norm, "pfft.mpi.plan")

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, PartitionSpec
 
+from ..transports import xla as xla_transport
 from ._blocks import Blocks, blocks_of
 
 __all__ = ["halo_exchange", "halo_reduce"]
@@ -56,7 +57,7 @@ def _shift(piece, names, parts: int, step: int, periodic: bool):
         pairs = [(i, j % parts) for i, j in pairs]
     else:
         pairs = [(i, j) for i, j in pairs if 0 <= j < parts]
-    return lax.ppermute(piece, names if len(names) > 1 else names[0], pairs)
+    return xla_transport.permute(piece, names, pairs)
 
 
 def _take(block, axis: int, start: int, stop: int):

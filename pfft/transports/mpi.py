@@ -34,9 +34,11 @@ class MPITransport:
     ----------
     comms
         For each mesh axis name, the sub-communicator of the ranks along that axis
-        (ordered by coordinate).
+        (ordered by coordinate); for each tuple of names (an axis split over several
+        mesh axes, the first major), the communicator of the ranks along all of them.
     coords
-        For each mesh axis name, this rank's coordinate along it.
+        For each key of ``comms``, this rank's coordinate (its rank in that
+        communicator).
 
     Examples
     --------
@@ -44,8 +46,10 @@ class MPITransport:
     >>> y = t.all_to_all(x, "x")                     # doctest: +SKIP
     """
 
-    def __init__(self, comms: dict, coords: dict[str, int]):
-        assert set(comms) == set(coords), (set(comms), set(coords))
+    def __init__(self, comms: dict, coords: dict):
+        if set(comms) != set(coords):
+            raise ValueError(f"MPITransport: communicators for {sorted(map(str, comms))} but "
+                             f"coordinates for {sorted(map(str, coords))}")
         self.comms = dict(comms)
         self.coords = {m: int(c) for m, c in coords.items()}
 

@@ -5,10 +5,13 @@ CPU process, and to gloo (or MPI) between processes.
 """
 from __future__ import annotations
 
+import math
+
 import jax
+import numpy as np
 from jax import lax
 
-__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "GATHER_IS_INVARIANT"]
+__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "permute", "GATHER_IS_INVARIANT"]
 
 # An all-gather whose result is typed as equal on every device of the mesh axis, so
 # shard_map can check that a gathered output is replicated. Public in newer JAX.
@@ -41,10 +44,36 @@ def all_to_all(x: jax.Array, mesh_axis: str, *, split: int | None = None,
     return lax.all_to_all(x, mesh_axis, split, merge, tiled=True)
 
 
-def shift(x: jax.Array, mesh_axis: str, k: int) -> jax.Array:
+def shift(x: jax.Array, mesh_axis, k: int) -> jax.Array:
     """Send ``x`` ``k`` places on along ``mesh_axis`` (cyclically); receive from ``k`` back."""
-    p = lax.axis_size(mesh_axis)
-    return lax.ppermute(x, mesh_axis, [(i, (i + k) % p) for i in range(p)])
+    p = math.prod(lax.axis_size(m) for m in _names(mesh_axis))
+    return permute(x, mesh_axis, [(i, (i + k) % p) for i in range(p)])
+
+
+def permute(x: jax.Array, mesh_axis, pairs) -> jax.Array:
+    """``lax.ppermute`` along ``mesh_axis`` (a name or a tuple of names) with the
+    devices numbered as ``axis_index`` numbers them: the tuple's first name major.
+
+    ``ppermute`` itself numbers the devices of a tuple in the mesh's axis order,
+    whatever the tuple's order, so the pairs are translated.
+    """
+    names = _names(mesh_axis)
+    if len(names) == 1:
+        return lax.ppermute(x, names[0], list(pairs))
+    sizes = [lax.axis_size(m) for m in names]
+    mesh_order = [m for m in jax.sharding.get_abstract_mesh().axis_names if m in names]
+    if len(mesh_order) != len(names):       # no mesh in context: the tuple's own order
+        mesh_order = list(names)
+
+    def device(i: int) -> int:
+        coords = dict(zip(names, np.unravel_index(i, sizes)))
+        return int(np.ravel_multi_index([coords[m] for m in mesh_order],
+                                         [sizes[names.index(m)] for m in mesh_order]))
+    return lax.ppermute(x, names, [(device(i), device(j)) for i, j in pairs])
+
+
+def _names(mesh_axis) -> tuple[str, ...]:
+    return (mesh_axis,) if isinstance(mesh_axis, str) else tuple(mesh_axis)
 
 
 def all_gather(x: jax.Array, mesh_axis: str, axis: int) -> jax.Array:

@@ -86,7 +86,14 @@ def check_plan_object(grid):
         r2c.forward(jnp.zeros(r2c.local_in_shape, np.complex64))
         check(False, "a complex block was accepted by a real plan")
     except TypeError as err:
-        check("input is real" in str(err), str(err))
+        check("must be float32" in str(err), str(err))
+    # the same dtype rule as pfft.plan: no lossy cast (complex128 into complex64)
+    c2c = pfft.mpi.plan((10, 6, 7), "complex64", grid)
+    try:
+        c2c.forward(jnp.zeros(c2c.local_in_shape, np.complex128))
+        check(False, "a complex128 block was cast to complex64 without a word")
+    except TypeError as err:
+        check("complex64" in str(err) and "complex128" in str(err), str(err))
 
 
 def main():

@@ -1,0 +1,153 @@
+"""Argument rules shared by every entry point (``pfft.fftn`` and friends, ``pfft.plan``,
+``pfft.mpi.plan``, ``pfft.tune``): one place for numpy's meaning of ``axes``, ``s``,
+``norm`` and dtypes, and for the plan options both transports accept.
+
+A leaf module: it imports nothing else from pfft, so any module may use it.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import jax
+import numpy as np
+
+__all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "complex_dtype", "normalize_axes",
+           "normalize_s", "norm_scale", "check_plan_options", "check_shape", "check_cast",
+           "check_padding"]
+
+NORMS = ("backward", "ortho", "forward")
+SPECTRA = ("numpy", "padded")
+PLAN_KINDS = ("c2c", "r2c")
+
+
+def check_norm(norm, where: str) -> str:
+    """numpy's ``norm``: ``None`` is ``"backward"``."""
+    if norm is None:
+        return "backward"
+    if norm not in NORMS:
+        raise ValueError(f"{where}: norm must be one of {NORMS} (or None), got {norm!r}")
+    return norm
+
+
+def norm_scale(norm: str, inverse: bool, n: int) -> float:
+    """numpy's scaling of a transform of ``n`` points."""
+    if norm == "ortho":
+        return 1.0 / math.sqrt(n)
+    return 1.0 / n if (norm == "forward") != inverse else 1.0
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype a transform of ``dtype`` computes in (numpy's promotion).
+
+    float32/float16/bfloat16 give complex64, float64 complex128, integers and bools
+    the default complex dtype (complex128 with ``jax_enable_x64``, else complex64).
+    """
+    dtype = np.dtype(dtype)
+    if np.issubdtype(dtype, np.complexfloating):
+        out = dtype
+    elif dtype == np.float64:
+        out = np.dtype(np.complex128)
+    elif np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16":
+        out = np.dtype(np.complex64)
+    elif np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+        out = np.dtype(np.complex128)
+    else:
+        raise TypeError(f"pfft: cannot transform an array of dtype {dtype}; "
+                        f"numeric (bool, int, float or complex) dtypes are accepted")
+    if out not in (np.complex64, np.complex128):
+        raise TypeError(f"pfft: unsupported dtype {dtype}")
+    return np.dtype(jax.dtypes.canonicalize_dtype(out))
+
+
+def check_cast(have, want, where: str) -> None:
+    """A plan's input must cast to its dtype without loss (numpy's ``same_kind`` and no
+    narrowing): complex128 into a complex64 plan is refused, float32 into one is fine."""
+    import jax.numpy as jnp
+
+    if jnp.promote_types(have, want) != want:
+        raise TypeError(f"{where}: plan input must be {np.dtype(want)} (or cast to it without "
+                        f"loss), got an array of dtype {np.dtype(have)}")
+
+
+def normalize_axes(axes, ndim: int, where: str, s=None) -> tuple[int, ...]:
+    """numpy's ``axes`` rules: the default is every axis (the last ``len(s)`` with ``s``)."""
+    if axes is None:
+        count = len(s) if s is not None else ndim
+        if count > ndim:
+            raise ValueError(f"{where}: s has {count} entries but the array has only "
+                             f"{ndim} axes")
+        if count == 0:
+            raise ValueError(f"{where}: cannot transform a 0-d array")
+        return tuple(range(ndim - count, ndim))
+    try:
+        axes = tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"{where}: axes must be a sequence of ints, got {axes!r}") from None
+    if not axes:
+        raise ValueError(f"{where}: axes must name at least one axis")
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{where}: axis {a} is out of range for an array of "
+                             f"{ndim} dimensions")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{where}: repeated axes in {axes!r}")
+    return tuple(out)
+
+
+def normalize_s(s, axes, shape, where: str) -> tuple[int, ...]:
+    """numpy's ``s``: one positive length per transformed axis (default: the input's)."""
+    if s is None:
+        return tuple(shape[a] for a in axes)
+    try:
+        s = tuple(operator.index(n) for n in s)
+    except TypeError:
+        raise TypeError(f"{where}: s must be a sequence of ints, got {s!r}") from None
+    if len(s) != len(axes):
+        raise ValueError(f"{where}: s {s} and axes {axes} have different lengths")
+    if any(n < 1 for n in s):
+        raise ValueError(f"{where}: s entries must be positive, got {s}")
+    return s
+
+
+def check_shape(shape, where: str) -> tuple[int, ...]:
+    """A plan's global shape: a non-empty sequence of positive ints."""
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{where}: shape must be a sequence of ints, got {shape!r}") from None
+    if not shape or any(n < 1 for n in shape):
+        raise ValueError(f"{where}: shape must have at least one axis and positive sizes, "
+                         f"got {shape}")
+    return shape
+
+
+def check_plan_options(kind: str, spectrum: str, where: str) -> None:
+    """``kind`` and ``spectrum`` of a plan (the same on every transport)."""
+    if kind not in PLAN_KINDS:
+        raise ValueError(f"{where}: kind must be 'c2c' or 'r2c', got {kind!r}")
+    if spectrum not in SPECTRA:
+        raise ValueError(f"{where}: spectrum must be one of {SPECTRA}, got {spectrum!r}")
+    if spectrum == "padded" and kind != "r2c":
+        raise ValueError(f"{where}: spectrum='padded' is for kind='r2c' (a complex "
+                         f"transform's output is never padded)")
+
+
+def check_padding(padding, shape, axes, where: str):
+    """Dealiasing: the finer grid's shape and the spectral lengths kept per axis.
+
+    Returns ``(shape, spectral)`` where ``shape`` is the physical (finer) grid and
+    ``spectral`` the ``(axis, N)`` pairs whose spectrum is truncated to ``N``.
+    """
+    try:
+        padding = float(padding)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: padding must be a number >= 1, got {padding!r}") from None
+    if not padding >= 1.0 or not math.isfinite(padding):
+        raise ValueError(f"{where}: padding must be a finite number >= 1, got {padding!r}")
+    if padding == 1.0:
+        return tuple(shape), ()
+    fine = tuple(math.ceil(padding * n - 1e-9) if a in axes else n for a, n in enumerate(shape))
+    return fine, tuple((a, shape[a]) for a in axes if fine[a] != shape[a])
