@@ -1,0 +1,36 @@
+"""Whether pfft's native CPU kernels should exist here, for the tests' skip conditions.
+
+Kernel tests may skip only where the library cannot be built: no C++ compiler, or
+``PFFT_ALLOW_NO_KERNELS=1`` set on purpose. Anywhere else a missing
+``libpfft_cpu.so`` is a failed build (``make kernels``), and the tests say so.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+from pfft.engines import native
+
+__all__ = ["ALLOW_ENV", "cxx_compiler", "cpu_kernels_expected", "missing_kernels_reason"]
+
+ALLOW_ENV = "PFFT_ALLOW_NO_KERNELS"
+
+
+def cxx_compiler() -> str | None:
+    """Path of a C++ compiler on PATH ($CXX, c++ or g++), or None."""
+    names = [os.environ.get("CXX"), "c++", "g++"]
+    return next((shutil.which(n) for n in names if n and shutil.which(n)), None)
+
+
+def cpu_kernels_expected() -> bool:
+    """True when the CPU kernels must be built: a C++ compiler is here and
+    ``$PFFT_ALLOW_NO_KERNELS`` is not "1"."""
+    return os.environ.get(ALLOW_ENV, "") != "1" and cxx_compiler() is not None
+
+
+def missing_kernels_reason() -> str:
+    """Why the kernel tests skip (only meaningful when they do)."""
+    why = native.unavailable_reason("cpu")
+    if os.environ.get(ALLOW_ENV, "") == "1":
+        return f"native CPU engine not built ({ALLOW_ENV}=1): {why}"
+    return f"native CPU engine not built and no C++ compiler to build it: {why}"
