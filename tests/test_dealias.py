@@ -22,6 +22,27 @@ def _truncate(k, spectral, halved_axis=None):
     return k
 
 
+def _numpy_forward(y, n, real=False, norm="backward"):
+    """The forward of a dealiasing plan in numpy: the FFT of ``y`` on its (fine) grid,
+    the lowest ``n`` frequencies of each axis kept (``n//2 + 1`` bins of the halved
+    last axis of a real transform), scaled as numpy's transform of ``n`` points."""
+    k = np.fft.rfftn(y) if real else np.fft.fftn(y)
+    k = _truncate(k, n, halved_axis=len(n) - 1 if real else None)
+    ratio = np.prod(n) / np.prod(y.shape)
+    return k * (ratio if norm == "backward" else np.sqrt(ratio))
+
+
+def _numpy_backward(k, n, m, real=False):
+    """The backward of a dealiasing plan in numpy: the ``n``-grid spectrum ``k``
+    zero-padded to the fine grid ``m`` and inverse transformed there, scaled so that
+    a band-limited field keeps its values (numpy's ``ifftn`` on the ``n`` grid)."""
+    last = len(n) - 1
+    big = np.zeros(m[:-1] + (m[-1] // 2 + 1,) if real else m, complex)
+    big[np.ix_(*[_keep(mm, nn, real and a == last) for a, (mm, nn) in enumerate(zip(m, n))])] = k
+    x = np.fft.irfftn(big, s=m, axes=range(len(m))) if real else np.fft.ifftn(big)
+    return x * np.prod(m) / np.prod(n)
+
+
 def _band_limited(shape_n, shape_m, rng, real=False):
     """The same band-limited field sampled on the N grid and on the finer M grid."""
     k = rng.standard_normal(shape_n) + 1j * rng.standard_normal(shape_n)
@@ -88,11 +109,38 @@ def test_the_three_halves_rule_removes_aliasing_of_a_product():
     for k in (u_hat, v_hat):          # the 3/2 rule is exact below the Nyquist modes
         k[4], k[:, 4], k[..., 4] = 0, 0, 0
     u, v = plan.backward(u_hat), plan.backward(v_hat)
+    assert rel_err(u, _numpy_backward(u_hat, n, plan.in_shape, real=True)) <= 1e-12
     got = plan.forward(u * v)
-    # exact: the product of the two band-limited fields, computed on a grid of 2N
-    fine = pfft.plan(n, np.float64, None, kind="r2c", padding=2.0)
-    exact = fine.forward(fine.backward(u_hat) * fine.backward(v_hat))
+    # exact, in numpy: the product of the two band-limited fields on a grid of 2N,
+    # where it has no aliases, then its lowest N frequencies
+    fine = tuple(2 * a for a in n)
+    exact = _numpy_forward(_numpy_backward(u_hat, n, fine, real=True)
+                           * _numpy_backward(v_hat, n, fine, real=True), n, real=True)
     assert rel_err(got, exact) <= 1e-12
+    # on the N grid itself the product aliases: the kept spectrum differs
+    field = [np.fft.irfftn(k, s=n, axes=(0, 1, 2)) for k in (u_hat, v_hat)]
+    aliased = np.fft.rfftn(field[0] * field[1])
+    assert rel_err(aliased, exact) > 1e-2
+
+
+@pytest.mark.parametrize("grid", [(1,), (2, 2), (1, 4)])
+@pytest.mark.parametrize("real", [False, True])
+def test_any_field_and_any_spectrum_match_numpy(grid, real):
+    """Not only band-limited data: the forward is numpy's FFT on the fine grid, cut to
+    the lowest N frequencies and rescaled; the backward zero-pads and inverse
+    transforms on the fine grid (both in numpy, independently of pfft)."""
+    mesh = pfft.make_mesh(grid)
+    n = (6, 10, 7)
+    plan = pfft.plan(n, np.float64 if real else np.complex128, mesh,
+                     kind="r2c" if real else "c2c", padding=1.5)
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal(plan.in_shape)
+    if not real:
+        y = y + 1j * rng.standard_normal(plan.in_shape)
+    assert rel_err(plan.forward(y), _numpy_forward(y, n, real)) <= 1e-12
+    k = np.fft.rfftn(rng.standard_normal(n)) if real else \
+        rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    assert rel_err(plan.backward(k), _numpy_backward(k, n, plan.in_shape, real)) <= 1e-12
 
 
 def test_dealiased_plans_are_differentiable():

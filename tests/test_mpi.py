@@ -92,10 +92,14 @@ def test_environment_checks():
               env=mpi_env(XLA_FLAGS="--xla_force_host_platform_device_count=2"))
 
 
-def test_failing_rank_aborts_the_job():
-    """A rank raising before a collective ends the job quickly with a clear message
-    (pfft.mpi's excepthook calls MPI_Abort), while the other rank waits in an all-to-all."""
-    code, out, took = run_mpi(2, "fault.py", "hook", timeout=60)
+@pytest.mark.parametrize("mode", ["hook", "install"])
+def test_failing_rank_aborts_the_job(mode):
+    """A rank raising before a collective ends the job with an error and a clear
+    message, while the other rank waits in an all-to-all: pfft.mpi's excepthook (from
+    the ProcessGrid, or ``pfft.mpi.install_excepthook()``) calls MPI_Abort. Without it
+    the failed rank blocks in MPI_Finalize and the other in the all-to-all, and mpich's
+    mpirun waits for both for ever (the timeout here only guards against that)."""
+    code, out, took = run_mpi(2, "fault.py", mode, timeout=120)
     assert code is not None, f"job hung instead of aborting:\n{out[-3000:]}"
     assert code != 0
     assert "deliberate failure on rank 1" in out
@@ -103,12 +107,13 @@ def test_failing_rank_aborts_the_job():
     assert "PFFT_MPI_UNREACHABLE" not in out
 
 
-def test_without_the_hook_mpirun_alone_hangs():
-    """Why the hook exists: without it the failed rank blocks in MPI_Finalize (at exit)
-    and the other in the all-to-all; mpich's mpirun waits for both forever."""
-    code, out, took = run_mpi(2, "fault.py", "nohook", timeout=8)
-    assert code is None, f"expected a hang, got exit {code} after {took:.1f} s:\n{out[-3000:]}"
-    assert "deliberate failure on rank 1" in out
+@pytest.mark.parametrize("n", [1, 2])
+def test_public_helpers(n):
+    """pfft.mpi.mpi_layout, plan_cache_info and clear_plan_cache, MPIPlan.zeros_output
+    and install_excepthook (see mpi_scripts/api.py)."""
+    out = assert_ok(n, "api.py")
+    if n == 1:      # the hook on one rank reports the error and lets the program go on
+        assert "a reported, survived error" in out
 
 
 def test_docs_example(tmp_path):
