@@ -156,16 +156,51 @@ def _next_fft(stages, i) -> LocalFFT | RealFFT | None:
     return None
 
 
+def _cut(data: jax.Array, pos: int, p: int, balanced: bool) -> jax.Array:
+    """Physical axis ``pos`` (its whole extent) cut into ``p`` blocks of
+    ``ceil(n/p)`` points each, laid end to end: a balanced cut's shorter blocks are
+    zero-padded at their ends, a ceil-sized cut's last ones."""
+    n = data.shape[pos]
+    q, r = divmod(n, p)
+    if not balanced or r == 0:
+        return _pad_axis(data, pos, -(-n // p) * p)
+    head = lax.slice_in_dim(data, 0, r * (q + 1), axis=pos)        # r blocks of q + 1
+    tail = lax.slice_in_dim(data, r * (q + 1), n, axis=pos)        # p - r blocks of q
+    tail = tail.reshape(tail.shape[:pos] + (p - r, q) + tail.shape[pos + 1:])
+    tail = _pad_axis(tail, pos + 1, q + 1)
+    tail = tail.reshape(tail.shape[:pos] + ((p - r) * (q + 1),) + tail.shape[pos + 2:])
+    return jnp.concatenate([head, tail], axis=pos)
+
+
+def _join(data: jax.Array, pos: int, n: int, p: int, balanced: bool) -> jax.Array:
+    """The inverse of :func:`_cut`: ``p`` padded blocks laid end to end along ``pos``
+    back to the ``n`` points they hold."""
+    if data.shape[pos] == n:
+        return data
+    q, r = divmod(n, p)
+    if not balanced or r == 0:
+        return lax.slice_in_dim(data, 0, n, axis=pos)
+    c = data.shape[pos] // p
+    head = lax.slice_in_dim(data, 0, r * c, axis=pos)
+    tail = lax.slice_in_dim(data, r * c, p * c, axis=pos)
+    tail = tail.reshape(tail.shape[:pos] + (p - r, c) + tail.shape[pos + 1:])
+    tail = lax.slice_in_dim(tail, 0, q, axis=pos + 1)
+    tail = tail.reshape(tail.shape[:pos] + ((p - r) * q,) + tail.shape[pos + 2:])
+    return jnp.concatenate([head, tail], axis=pos)
+
+
 def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
-              engine_strided: bool = False) -> None:
-    """All-to-all ``st`` with the packing and unpacking reorders folded in."""
+              engine_strided: bool = False, balanced: bool = False) -> None:
+    """All-to-all ``st`` with the packing and unpacking reorders folded in
+    (``balanced``: uneven axes are cut as :func:`pfft.layout.block_bounds` says)."""
     p, g, s = st.size, st.gather, st.scatter
     data = block._scaled()
     pos_s = block.order.index(s)
     chunk = -(-data.shape[pos_s] // p)                       # s's block: whole, or even
-    data = _pad_axis(data, pos_s, chunk * p)                 # pad the axis to be split
+    data = _cut(data, pos_s, p, balanced)                    # pad the axis to be split
     extent_g = gathered_extent(st, shape)
-    if engine_strided and getattr(transport, "SPLITS", False):
+    uneven = balanced and extent_g % p != 0
+    if engine_strided and getattr(transport, "SPLITS", False) and not uneven:
         # the collective cuts s into chunks and stacks the received blocks along g
         # itself (XLA:CPU copies the chunks anyway): no pack, no unpack, order kept
         pos_g = block.order.index(g)
@@ -189,9 +224,7 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
     perm = tuple(range(1, pos_g + 1)) + (0,) + tuple(range(pos_g + 1, len(after) + 1))
     data = jnp.transpose(data, perm)
     new_shape = list(data.shape[:pos_g]) + [p * data.shape[pos_g + 1]] + list(data.shape[pos_g + 2:])
-    data = data.reshape(new_shape)
-    if new_shape[pos_g] != extent_g:
-        data = lax.slice_in_dim(data, 0, extent_g, axis=pos_g)
+    data = _join(data.reshape(new_shape), pos_g, extent_g, p, balanced)
     block.data, block.order = data, after
 
 
@@ -201,19 +234,16 @@ def gathered_extent(st: Exchange, shape) -> int:
     return shape[st.gather] // st.gather_keep
 
 
-def _gather(block: Block, st: Gather, shape, transport) -> None:
+def _gather(block: Block, st: Gather, shape, transport, balanced: bool) -> None:
     pos = block.order.index(st.axis)
     data = transport.all_gather(block._scaled(), st.mesh_axis, pos)
-    if data.shape[pos] != shape[st.axis]:
-        data = lax.slice_in_dim(data, 0, shape[st.axis], axis=pos)
-    block.data = data
+    block.data = _join(data, pos, shape[st.axis], st.size, balanced)
 
 
-def _scatter(block: Block, st: Scatter, shape, transport) -> None:
+def _scatter(block: Block, st: Scatter, shape, transport, balanced: bool) -> None:
     pos = block.order.index(st.axis)
-    data = block._scaled()
-    chunk = -(-shape[st.axis] // st.size)
-    data = _pad_axis(data, pos, chunk * st.size)
+    data = _cut(block._scaled(), pos, st.size, balanced)
+    chunk = data.shape[pos] // st.size
     start = transport.axis_index(st.mesh_axis) * chunk
     block.data = lax.dynamic_slice_in_dim(data, start, chunk, axis=pos)
 
@@ -246,7 +276,10 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     block = Block(x, tuple(range(x.ndim)))
     block.scale = scale / _natural_scale(chain, inverse, engine)
     stages = chain.stages
+    balanced = chain.in_layout.balanced
     use_pieces = pieces_path.enabled(engine, transport)
+    if use_pieces and balanced:  # pragma: no cover - a defect: pieces are ceil-sized
+        raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
     kw = dict(engine=engine, transport=transport)
     for i, st in enumerate(stages):
         nxt = stages[i + 1] if i + 1 < len(stages) else None
@@ -281,11 +314,12 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             _resize_spectrum(block, st)
             shape[st.axis] = st.n_to
         elif isinstance(st, Exchange):
-            _exchange(block, st, shape, _next_fft(stages, i), transport, engine.STRIDED)
+            _exchange(block, st, shape, _next_fft(stages, i), transport, engine.STRIDED,
+                      balanced)
         elif isinstance(st, Gather):
-            _gather(block, st, shape, transport)
+            _gather(block, st, shape, transport, balanced)
         elif isinstance(st, Scatter):
-            _scatter(block, st, shape, transport)
+            _scatter(block, st, shape, transport, balanced)
         else:  # pragma: no cover
             raise TypeError(f"unknown stage {st!r}")
     if isinstance(block.data, Pieces):

@@ -4,18 +4,27 @@ A :class:`Layout` is a value: the logical global shape and, for every array axis
 the mesh axes that split it (``None`` when the axis is whole on every device, one
 mesh axis name, or a tuple of names, major first, when an axis is split over several
 mesh axes at once, as ``PartitionSpec(('x', 'y'))`` does). Inside a plan an axis may
-be split unevenly (its last blocks padded); at the boundaries of a plan every split
-axis divides evenly, because JAX cannot hold an unevenly sharded array.
+be split unevenly; at the boundaries of a plan every split axis divides evenly on
+the XLA transport, because JAX cannot hold an unevenly sharded array.
+
+Uneven blocks follow one of two rules (:func:`block_bounds`): *ceil-sized* (JAX's
+own: ``ceil(n/p)`` points per device, the remainder last, 9 over 4 is 3, 3, 3, 0),
+used inside XLA plans where no user sees them, or *balanced* (mpi4py-fft's and
+FFTW-MPI's: the first ``n % p`` devices hold one point more, 9 over 4 is 3, 2, 2, 2),
+used by MPI plans, whose ranks hand in and take back their blocks as they are.
+Either way a device's buffer holds ``ceil(n/p)`` points along the axis, its own
+points first and zeros after.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Union
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["Layout", "Split", "default_layout", "layout_from_spec", "names_of", "split_entry"]
+__all__ = ["Layout", "Split", "block_bounds", "default_layout", "layout_from_spec", "names_of",
+           "split_entry"]
 
 #: what splits one array axis: nothing, one mesh axis, or several (major first)
 Split = Union[None, str, tuple[str, ...]]
@@ -26,6 +35,28 @@ def names_of(entry: Split) -> tuple[str, ...]:
     if entry is None:
         return ()
     return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def block_bounds(n: int, parts: int, index: int, balanced: bool) -> tuple[int, int]:
+    """Where block ``index`` of an axis of ``n`` points cut in ``parts`` starts and stops.
+
+    ``balanced``: the first ``n % parts`` blocks hold one point more (9 over 4: 3, 2,
+    2, 2), as mpi4py-fft and FFTW-MPI cut; else ceil-sized blocks, the remainder last
+    (9 over 4: 3, 3, 3, 0), as JAX cuts.
+
+    Examples
+    --------
+    >>> [block_bounds(9, 4, j, True) for j in range(4)]
+    [(0, 3), (3, 5), (5, 7), (7, 9)]
+    >>> [block_bounds(9, 4, j, False) for j in range(4)]
+    [(0, 3), (3, 6), (6, 9), (9, 9)]
+    """
+    if balanced:
+        q, r = divmod(n, parts)
+        start = index * q + min(index, r)
+        return start, start + q + (index < r)
+    chunk = -(-n // parts)
+    return min(index * chunk, n), min((index + 1) * chunk, n)
 
 
 def split_entry(names) -> Split:
@@ -49,6 +80,9 @@ class Layout:
         names (major first) for an axis split over several mesh axes.
     grid
         The grid's ``(mesh axis name, size)`` pairs (sizes above one).
+    balanced
+        How uneven axes are cut (:func:`block_bounds`): balanced blocks (MPI plans)
+        or ceil-sized ones (XLA plans). Even axes are cut the same either way.
 
     Examples
     --------
@@ -62,6 +96,7 @@ class Layout:
     shape: tuple[int, ...]
     split: tuple[Split, ...]
     grid: tuple[tuple[str, int], ...]
+    balanced: bool = False
 
     def __post_init__(self):
         if len(self.shape) != len(self.split):
@@ -91,6 +126,11 @@ class Layout:
     def local_size(self, axis: int) -> int:
         """Size of one device's block along ``axis`` (padded if uneven)."""
         return -(-self.shape[axis] // self.parts(axis))
+
+    def block_bounds(self, axis: int, index: int) -> tuple[int, int]:
+        """Global start and stop of block ``index`` (along the mesh axes splitting
+        ``axis``, numbered major first) of ``axis``."""
+        return block_bounds(self.shape[axis], self.parts(axis), index, self.balanced)
 
     @property
     def local_shape(self) -> tuple[int, ...]:
@@ -130,16 +170,16 @@ class Layout:
     def with_split(self, axis: int, mesh_axes: Split) -> "Layout":
         split = list(self.split)
         split[axis] = split_entry(names_of(mesh_axes))
-        return Layout(self.shape, tuple(split), self.grid)
+        return replace(self, split=tuple(split))
 
     def with_size(self, axis: int, n: int) -> "Layout":
         shape = list(self.shape)
         shape[axis] = n
-        return Layout(tuple(shape), self.split, self.grid)
+        return replace(self, shape=tuple(shape))
 
     def with_leading_axis(self, n: int) -> "Layout":
         """The layout of a batch of ``n`` such arrays stacked in front (not split)."""
-        return Layout((n,) + self.shape, (None,) + self.split, self.grid)
+        return replace(self, shape=(n,) + self.shape, split=(None,) + self.split)
 
     @property
     def spec(self) -> PartitionSpec:
@@ -184,18 +224,23 @@ def default_layout(shape, axes, grid) -> Layout:
     # on the transformed axes: the plan exchanges them
     split: list[tuple[str, ...]] = [()] * len(shape)
     sizes = dict(grid)
+    last = axes[-1]
+
+    def divides(a: int, size: int) -> bool:   # axis a's mesh axes and one more divide it
+        return shape[a] % (math.prod(sizes[m] for m in split[a]) * size) == 0
+
     for mesh_axis, size in grid:
-        free = next((a for a in candidates if not split[a] and shape[a] % size == 0), None)
-        if free is not None:
-            split[free] = (mesh_axis,)
-            continue
-        joined = next((a for a in candidates + list(axes[-1:]) if split[a] and
-                       shape[a] % (math.prod(sizes[m] for m in split[a]) * size) == 0), None)
-        if joined is None and not split[axes[-1]] and shape[axes[-1]] % size == 0 and \
-                any(shape[a] > 1 for a in axes[:-1]):
-            joined = axes[-1]
-        if joined is not None:
-            split[joined] = split[joined] + (mesh_axis,)
+        # in order of preference: a whole candidate; a candidate (or the last axis)
+        # already split, the mesh axis joining its group; the last transformed axis
+        # itself, which the plan exchanges away before its FFT (worth it only where
+        # another transformed axis has more than one point to take its place)
+        choices = ([a for a in candidates if not split[a]]
+                   + [a for a in candidates + [last] if split[a]]
+                   + ([last] if not split[last] and any(shape[a] > 1 for a in axes[:-1])
+                      else []))
+        pick = next((a for a in choices if divides(a, size)), None)
+        if pick is not None:
+            split[pick] = split[pick] + (mesh_axis,)
     return Layout(shape, tuple(split_entry(s) for s in split), tuple(grid))
 
 
