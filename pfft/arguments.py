@@ -14,11 +14,12 @@ import numpy as np
 
 __all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "complex_dtype", "normalize_axes",
            "normalize_s", "norm_scale", "check_plan_options", "check_shape", "check_cast",
-           "check_padding"]
+           "check_padding", "check_tune", "TUNE_MODES"]
 
 NORMS = ("backward", "ortho", "forward")
 SPECTRA = ("numpy", "padded")
 PLAN_KINDS = ("c2c", "r2c")
+TUNE_MODES = (None, "wisdom", "measure")
 
 
 def check_norm(norm, where: str) -> str:
@@ -151,3 +152,9 @@ def check_padding(padding, shape, axes, where: str):
         return tuple(shape), ()
     fine = tuple(math.ceil(padding * n - 1e-9) if a in axes else n for a, n in enumerate(shape))
     return fine, tuple((a, shape[a]) for a in axes if fine[a] != shape[a])
+
+
+def check_tune(tune, where: str) -> None:
+    """A plan's ``tune``: ``None``, ``"wisdom"`` or ``"measure"``."""
+    if tune not in TUNE_MODES:
+        raise ValueError(f"{where}: tune must be None, 'wisdom' or 'measure', got {tune!r}")

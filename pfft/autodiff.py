@@ -1,7 +1,9 @@
 """A plan's transform as one linear JAX primitive, with all of its rules in one place.
 
-``transform_p`` applies a plan (any object with the small interface below) in one of
-its variants to one device's block: inside ``shard_map`` for the XLA transport, on
+``transform_p`` applies a plan's :class:`~pfft.core.Transform` (an immutable, hashable
+description with the small interface below; the primitive never holds the plan
+object itself, so jit's caches keep no plan alive) in one of its variants to one
+device's block: inside ``shard_map`` for the XLA transport, on
 each MPI rank's block for the MPI transport, on the whole array on one device.
 Because the rules live here, at the plan level, they hold whatever
 runs underneath (XLA's collectives or MPI, XLA's FFT or custom calls, none of which
@@ -14,14 +16,14 @@ need autodiff rules of their own):
   the interior bins, following ``jax.numpy.fft``'s own rules.
 - Batching (``vmap``): the same plan with a leading batch axis.
 
-The plan interface (implemented by :class:`pfft.plan.Plan` and the MPI plan)::
+The interface (implemented by :class:`pfft.core.Transform`, for both transports)::
 
-    plan.is_real                    -> bool
-    plan.apply(block, variant)      -> traceable implementation on a local block
-    plan.out_type(aval, variant)    -> local shape and dtype of the result, and
-                                       (grid's mesh axes, mesh axes splitting the result)
-    plan.batched(size)              -> the plan with a leading batch axis
-    plan.effects                    -> (optional) JAX effects its collectives carry
+    t.is_real                    -> bool
+    t.apply(block, variant)      -> traceable implementation on a local block
+    t.out_type(aval, variant)    -> local shape and dtype of the result, and
+                                    (grid's mesh axes, mesh axes splitting the result)
+    t.batched(size)              -> the same map with a leading batch axis
+    t.effects                    -> JAX effects its collectives carry
 """
 from __future__ import annotations
 
@@ -65,23 +67,23 @@ BACKWARD = Variant(reverse=True, inverse=True)
 transform_p = jex_core.Primitive("pfft_transform")
 
 
-def apply(x, plan, variant: Variant):
-    """Apply ``plan``'s ``variant`` to ``x`` (differentiable, batchable, jittable)."""
-    return transform_p.bind(x, plan=plan, variant=variant)
+def apply(x, transform, variant: Variant):
+    """Apply ``transform``'s ``variant`` to ``x`` (differentiable, batchable, jittable)."""
+    return transform_p.bind(x, transform=transform, variant=variant)
 
 
-def _impl(x, *, plan, variant):
-    return plan.apply(x, variant)
+def _impl(x, *, transform, variant):
+    return transform.apply(x, variant)
 
 
-def _abstract_eval(x, *, plan, variant):
-    """The output block's type, and the plan's effects (mpi4jax's collectives carry
-    an ordered effect: the primitive that inlines them must declare it too)."""
-    return _output_type(x, plan, variant), frozenset(getattr(plan, "effects", ()))
+def _abstract_eval(x, *, transform, variant):
+    """The output block's type, and the transform's effects (mpi4jax's collectives
+    carry an ordered effect: the primitive that inlines them must declare it too)."""
+    return _output_type(x, transform, variant), frozenset(transform.effects)
 
 
-def _output_type(x, plan, variant):
-    shape, dtype, (grid, split) = plan.out_type(x, variant)
+def _output_type(x, transform, variant):
+    shape, dtype, (grid, split) = transform.out_type(x, variant)
     # keep the block's type (its sharding). Inside shard_map the result varies over
     # the mesh axes that split the output, whatever the input varied over (an
     # all-gathered axis makes it invariant, a scattered one varying).
@@ -97,19 +99,19 @@ def _output_type(x, plan, variant):
     return x.update(shape=shape, dtype=dtype, weak_type=False)
 
 
-def _transpose(ct, x, *, plan, variant):
+def _transpose(ct, x, *, transform, variant):
     if type(ct) is ad.Zero:
         return (ad.Zero(x.aval),)
-    return (apply(ct, plan, variant.transposed(plan.is_real)),)
+    return (apply(ct, transform, variant.transposed(transform.is_real)),)
 
 
-def _batch(args, dims, *, plan, variant):
+def _batch(args, dims, *, transform, variant):
     (x,), (d,) = args, dims
     x = jax.numpy.moveaxis(x, d, 0)
-    return apply(x, plan.batched(x.shape[0]), variant), 0
+    return apply(x, transform.batched(x.shape[0]), variant), 0
 
 
-transform_p.def_impl(jax.jit(_impl, static_argnames=("plan", "variant")))
+transform_p.def_impl(jax.jit(_impl, static_argnames=("transform", "variant")))
 transform_p.def_effectful_abstract_eval(_abstract_eval)
 mlir.register_lowering(transform_p, mlir.lower_fun(_impl, multiple_results=False))
 ad.deflinear2(transform_p, _transpose)

@@ -7,9 +7,7 @@ its jitted functions, so a simulation's loop never replans nor retraces.
 from __future__ import annotations
 
 import functools
-import math
 import os
-import re
 import warnings
 from typing import Callable
 
@@ -18,18 +16,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import (NORMS, SPECTRA, check_cast, check_norm, check_padding, check_plan_options,
-                        check_shape, complex_dtype, norm_scale, normalize_axes)
-from .autodiff import BACKWARD, FORWARD, Variant, apply
+from .arguments import NORMS, SPECTRA, check_cast, check_tune
+from .autodiff import BACKWARD, FORWARD, Variant
+from .core import PlanCore, plan_arguments
 from .engines.choice import engine_for_plan
-from .executor import run_chain
 from .grid import grid_axes
+from .hlo import count_collectives
 from .layout import Layout, default_layout, layout_from_spec
 from .lru import LRUCache
 from .pieces import enabled as pieces_enabled
-from .planner import Chain, build_chain
 from .sharding import is_tracer, place
-from .stages import Exchange, Gather
+from .stages import Gather
 from .transports import xla as xla_transport
 
 __all__ = ["Plan", "plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
@@ -41,8 +38,9 @@ class ReplicationWarning(UserWarning):
     split evenly over some mesh axis (sizes too small or indivisible)."""
 
 
-class Plan:
-    """A distributed FFT over fixed shape, dtype, mesh, axes, norm and input layout.
+class Plan(PlanCore):
+    """A distributed FFT over fixed shape, dtype, mesh, axes, norm and input layout,
+    on XLA's collectives (inside ``shard_map``).
 
     Attributes
     ----------
@@ -67,6 +65,10 @@ class Plan:
         Global shapes of :meth:`forward`'s input and output (``out_shape`` is
         padded for ``spectrum="padded"``).
 
+    The rest (``padding``, ``spectral_shape``, ``wavenumbers``, ``k2``, ``kabs``,
+    ``trace_count``) is the plan core's, the same on MPI
+    (:class:`pfft.core.PlanCore`).
+
     Examples
     --------
     >>> plan = pfft.plan((64, 64, 64), "complex64", pfft.make_mesh(4))  # doctest: +SKIP
@@ -77,74 +79,41 @@ class Plan:
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
                  padding: tuple[tuple[int, int], ...] = (), engine: str = "auto",
-                 fuse_exchanges: bool = True, chain: Chain | None = None):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
-        self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
+                 fuse_exchanges: bool = True):
         self.mesh = mesh
-        self.axes = tuple(axes)
-        self.norm = norm
-        self.kind = kind
-        self.spectrum = spectrum
         self.grid = in_layout.grid
-        self.padding = dict(padding)              # axis -> spectral length kept (dealiasing)
         self.engine_name = engine
-        devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
         self.fuse_exchanges = fuse_exchanges
-        self.engine = engine_for_plan(engine, devices, fuse_exchanges)
-        self.chain: Chain = chain or build_chain(
-            in_layout, self.axes, kind=kind, n=n, spectral=self.padding or None,
-            even_output=(spectrum == "numpy" or kind == "c2r"))
-        self._chains = {False: self.chain, True: self.chain.reversed()}
-        lengths = dict(zip(self.axes, (self.shape[a] for a in self.axes)))
-        real = self.chain.real_stage
-        if real is not None:
-            lengths[real.axis] = real.n
-        kept = {a: self.padding.get(a, n) for a, n in lengths.items()}
-        # numpy's scaling for the spectral grid; the forward also rescales the sums
-        # of the finer (padded) grid to the spectral grid's: (N / M) per axis
-        self.spectral_shape = tuple(kept.get(a, n) for a, n in enumerate(self.shape))
-        self.size = math.prod(kept.values())
-        self._dealias = math.prod(kept.values()) / math.prod(lengths.values())
+        devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
+        super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=n,
+                         spectrum=spectrum, padding=padding,
+                         engine=engine_for_plan(engine, devices, fuse_exchanges),
+                         transport=xla_transport,
+                         grid_axes=frozenset(m for m, _ in self.grid))
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
         self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
         self.out_sharding = None if mesh is None else self.chain.out_layout.sharding(mesh)
-        self.trace_count = 0                      # how often a function was traced
-        self._jitted: dict[Variant, Callable] = {}
-        self._batched: dict[int, "Plan"] = {}
         self._collectives: dict[bool, dict[str, int]] = {}
         _warn_if_replicated(self)
 
     @property
-    def is_real(self) -> bool:
-        return self.kind != "c2c"
+    def _distributed(self) -> bool:
+        return self.mesh is not None and bool(self.grid)
 
     # -- execution -------------------------------------------------------------------
-    def forward(self, x):
-        """numpy's ``fftn`` (``rfftn`` for a real plan) over :attr:`axes`:
-        ``in_sharding`` in, ``out_sharding`` out."""
-        return self._call(x, FORWARD)
-
-    def backward(self, y):
-        """numpy's ``ifftn`` (``irfftn``), the inverse of :meth:`forward`:
-        ``out_sharding`` in, ``in_sharding`` out (the chain run backwards)."""
-        return self._call(y, BACKWARD)
-
-    def _call(self, x, variant: Variant):
-        if variant not in self._jitted:
-            self._jitted[variant] = jax.jit(self._entry(variant))
-        if self.mesh is not None and self.grid and not is_tracer(x):
-            x = place(x, self._chains[variant.reverse].in_layout.sharding(self.mesh))
-        return self._jitted[variant](x)
+    def _place(self, x, variant: Variant):
+        if self._distributed and not is_tracer(x):
+            x = place(x, self._chain(variant).in_layout.sharding(self.mesh))
+        return x
 
     def _entry(self, variant: Variant) -> Callable:
         """The traced function behind :meth:`forward` and friends: check, cast, place, apply."""
-        chain = self._chains[variant.reverse]
-        want = _boundary_dtype(chain, self, first=True)
+        chain = self._chain(variant)
+        want = self._dtype_at(chain, first=True)
 
         def local(block):
-            return apply(block, self, variant)
+            return self._apply(block, variant)
 
         def run(x):
             self.trace_count += 1
@@ -153,7 +122,7 @@ class Plan:
                                  f"array of shape {tuple(x.shape)}")
             check_cast(x.dtype, want, "plan")
             x = x.astype(want)
-            if self.mesh is None or not self.grid:          # one device: a plain local FFT
+            if not self._distributed:                    # one device: a plain local FFT
                 return local(x)
             x = place(x, chain.in_layout.sharding(self.mesh))
             check = xla_transport.GATHER_IS_INVARIANT or not any(
@@ -162,120 +131,42 @@ class Plan:
                                  out_specs=chain.out_layout.spec, check_vma=check)(x)
         return run
 
-    # -- the interface of pfft.autodiff ------------------------------------------------
-    def apply(self, block, variant: Variant):
-        """Run ``variant`` of the chain on one device's ``block``."""
-        return run_chain(block, self._chains[variant.reverse], inverse=variant.inverse,
-                         scale=self._scale(variant.inverse),
-                         weighted=variant.weighted, engine=self.engine)
-
-    def _scale(self, inverse: bool) -> float:
-        scale = norm_scale(self.norm, inverse, self.size)
-        return scale if inverse else scale * self._dealias
-
-    def out_type(self, aval, variant: Variant):
-        """Local block shape and dtype of ``variant``'s output; the grid's mesh axes
-        and those that split the output (what the block varies over)."""
-        chain = self._chains[variant.reverse]
-        want = (chain.in_layout.local_shape, _boundary_dtype(chain, self, first=True))
-        if (tuple(aval.shape), np.dtype(aval.dtype)) != want:
-            raise ValueError(f"plan expects blocks {want[0]} {want[1]}, got "
-                             f"{tuple(aval.shape)} {np.dtype(aval.dtype)}")
-        split = chain.out_layout.used_mesh_axes
-        return (chain.out_layout.local_shape, _boundary_dtype(chain, self, first=False),
-                (frozenset(m for m, _ in self.grid), split))
-
-    def batched(self, size: int) -> "Plan":
-        """This plan on a batch of ``size`` arrays stacked in a new leading axis."""
-        if size not in self._batched:
-            chain = self.chain.with_leading_axis(size)
-            self._batched[size] = Plan((size,) + self.shape, self.dtype, self.mesh,
-                                       tuple(a + 1 for a in self.axes), self.norm,
-                                       chain.in_layout, kind=self.kind,
-                                       spectrum=self.spectrum, chain=chain,
-                                       padding=tuple((a + 1, n) for a, n in self.padding.items()),
-                                       engine=self.engine_name,
-                                       fuse_exchanges=self.fuse_exchanges)
-        return self._batched[size]
-
     # -- wavenumbers -------------------------------------------------------------------
-    def wavenumbers(self, d: float = 1.0, *, angular: bool = False) -> tuple[jax.Array, ...]:
-        """Frequencies of :meth:`forward`'s output, one broadcastable array per axis.
+    def _output_values(self, axis: int, values: np.ndarray) -> jax.Array:
+        """``values`` along ``axis`` of the output (size one elsewhere), sharded as
+        the output is along it."""
+        shape = [1] * len(self.shape)
+        shape[axis] = values.size
+        values = values.reshape(shape)
+        if not self._distributed:
+            return jnp.asarray(values)
+        split = [None] * len(shape)
+        split[axis] = self.chain.out_layout.split[axis]
+        return place(values, NamedSharding(self.mesh, PartitionSpec(*split)))
 
-        Parameters
-        ----------
-        d
-            Sample spacing (a number, or one per transformed axis).
-        angular
-            ``2 pi`` times the frequency (radians per unit) instead of cycles per unit.
-
-        Returns
-        -------
-        tuple of jax.Array
-            For each transformed axis in increasing order, an array with that axis's
-            output length and size one elsewhere, sharded like the output along it:
-            ``numpy.fft.fftfreq`` values (``rfftfreq`` on the halved axis of a real
-            plan). Padding positions of a ``spectrum="padded"`` plan hold 0.
-        """
-        if self.kind == "c2r":
-            raise ValueError("wavenumbers: a c2r plan has no spectrum output")
-        spacing = np.broadcast_to(np.asarray(d, dtype=float), (len(self.axes),))
-        out = self.chain.out_layout
-        real = self.chain.real_stage
-        result = []
-        for a in sorted(self.axes):
-            step = float(spacing[self.axes.index(a)])
-            n = self.spectral_shape[a]
-            freq = np.fft.rfftfreq(n, step) if (real and a == real.axis) else np.fft.fftfreq(n, step)
-            if angular:
-                freq = 2 * np.pi * freq
-            values = np.zeros(out.padded_shape[a], dtype=self.real_dtype)
-            values[:freq.size] = freq
-            shape = [1] * len(self.shape)
-            shape[a] = values.size
-            values = values.reshape(shape)
-            if self.mesh is not None and self.grid:
-                split = [None] * len(shape)
-                split[a] = out.split[a]
-                result.append(place(values, NamedSharding(self.mesh, PartitionSpec(*split))))
-            else:
-                result.append(jnp.asarray(values))
-        return tuple(result)
-
-    def k2(self, d: float = 1.0, *, angular: bool = False) -> jax.Array:
-        """``|k|^2`` on :meth:`forward`'s output grid, sharded like the output."""
-        ks = self.wavenumbers(d, angular=angular)
-        sharding = self.out_sharding
-
-        @functools.partial(jax.jit, out_shardings=sharding)
-        def total(*ks):
-            return functools.reduce(jnp.add, [k * k for k in ks]) * jnp.ones(
-                self.out_shape, self.real_dtype)
-        return total(*ks)
-
-    def kabs(self, d: float = 1.0, *, angular: bool = False) -> jax.Array:
-        """``|k|`` on :meth:`forward`'s output grid, sharded like the output."""
-        return jnp.sqrt(self.k2(d, angular=angular))
+    def _on_output(self, fn, args) -> jax.Array:
+        @functools.partial(jax.jit, out_shardings=self.out_sharding)
+        def whole(*args):
+            return fn(*args) * jnp.ones(self.out_shape, self.real_dtype)
+        return whole(*args)
 
     def collectives(self, *, reverse: bool = False) -> dict[str, int]:
         """The collectives :meth:`forward` (``reverse``: :meth:`backward`) compiles to.
 
-        Read from the compiled HLO of the jitted call (compiled once per direction):
-        keys are HLO op names, ``"all-to-all"``, ``"collective-permute"`` (the shifts an
-        exchange becomes when the native CPU engine packs its pieces, ``p - 1`` per
-        exchange over ``p`` devices; see :mod:`pfft.pieces`), ``"all-gather"``,
-        ``"all-reduce"`` and ``"reduce-scatter"``.
+        Read from the compiled HLO of the plan's own jitted call (compiled once per
+        direction): keys are HLO op names, ``"all-to-all"``, ``"collective-permute"``
+        (the shifts an exchange becomes when the native CPU engine packs its pieces,
+        ``p - 1`` per exchange over ``p`` devices; see :mod:`pfft.pieces`),
+        ``"all-gather"``, ``"all-reduce"`` and ``"reduce-scatter"``.
         """
         if reverse not in self._collectives:
             variant = BACKWARD if reverse else FORWARD
-            chain = self._chains[reverse]
+            chain = self._chain(variant)
             arg = jax.ShapeDtypeStruct(chain.in_layout.padded_shape,
-                                       _boundary_dtype(chain, self, first=True),
-                                       sharding=None if self.mesh is None or not self.grid
-                                       else chain.in_layout.sharding(self.mesh))
-            fn = jax.jit(self._entry(variant))
-            text = fn.lower(arg).compile().as_text()
-            self.trace_count -= 1                 # a look, not a call
+                                       self._dtype_at(chain, first=True),
+                                       sharding=chain.in_layout.sharding(self.mesh)
+                                       if self._distributed else None)
+            text = self._jitted_for(variant).lower(arg).compile().as_text()
             self._collectives[reverse] = count_collectives(text)
         return dict(self._collectives[reverse])
 
@@ -283,30 +174,9 @@ class Plan:
     def __repr__(self) -> str:
         grid = "x".join(str(s) for _, s in self.grid) or "1"
         names = ",".join(m for m, _ in self.grid)
-        what = {"c2c": "fftn", "r2c": "rfftn", "c2r": "irfftn"}[self.kind]
-        extra = ", spectrum='padded'" if self.spectrum == "padded" else ""
-        extra += f", engine {getattr(self.engine, 'name', 'xla')}"
-        lines = [f"Plan({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
-                 f"norm={self.norm!r}{extra}, grid {grid}" + (f" ({names})" if names else "") + ")",
-                 f"  in : {self.chain.in_layout}"]
-        shifts = pieces_enabled(self.engine, xla_transport)
-        lines += [f"  {i}. {st}" + (f", as {st.size - 1} collective permute(s) of pieces"
-                                    if shifts and isinstance(st, Exchange) else "")
-                  for i, st in enumerate(self.chain.stages, 1)]
-        lines.append(f"  out: {self.chain.out_layout}")
-        return "\n".join(lines)
-
-
-COLLECTIVES = ("all-to-all", "collective-permute", "all-gather", "all-reduce", "reduce-scatter")
-
-
-def count_collectives(hlo_text: str) -> dict[str, int]:
-    """How many of each collective an HLO module's text holds (an async pair, ``-start``
-    and ``-done``, counts once)."""
-    counts = dict.fromkeys(COLLECTIVES, 0)
-    for op in re.findall(r"\s(" + "|".join(COLLECTIVES) + r")(?:-start)?\(", hlo_text):
-        counts[op] += 1
-    return counts
+        head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
+        fused = pieces_enabled(self.engine, xla_transport)
+        return "\n".join([head] + self._stage_lines(fused))
 
 
 def _warn_if_replicated(plan: "Plan") -> None:
@@ -320,15 +190,6 @@ def _warn_if_replicated(plan: "Plan") -> None:
         warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.grid)} repeats "
                       f"work across devices: {why}. Give axes that the grid divides, or a "
                       f"smaller mesh.", ReplicationWarning, stacklevel=4)
-
-
-def _boundary_dtype(chain: Chain, plan: Plan, *, first: bool) -> np.dtype:
-    """dtype of ``chain``'s input (``first``) or output: real on the real side."""
-    real = chain.real_stage
-    if real is None:
-        return plan.dtype
-    real_side_first = real.to_complex
-    return plan.real_dtype if real_side_first == first else plan.dtype
 
 
 _CACHE = LRUCache(256)
@@ -453,23 +314,14 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     Plan
         Cached: the same arguments return the same object.
     """
-    check_plan_options(kind, spectrum, "plan")
-    shape = check_shape(shape, "plan")
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"plan: dtype {dtype!r} is not a numpy dtype") from None
-    dtype = complex_dtype(dtype)
-    axes = normalize_axes(axes, len(shape), "plan")
-    norm = check_norm(norm, "plan")
-    shape, spectral = check_padding(padding, shape, axes, "plan")
+    shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
+                                                        spectrum, padding, "plan")
+    check_tune(tune, "plan")
     grid = grid_axes(mesh)
     layout = None
     if in_sharding is not None:
         layout = _layout_of_sharding(in_sharding, shape, mesh, grid)
     if tune is not None:
-        if tune not in ("wisdom", "measure"):
-            raise ValueError(f"plan: tune must be None, 'wisdom' or 'measure', got {tune!r}")
         if in_sharding is not None:
             raise ValueError("plan: tune chooses the grid, so it cannot honour in_sharding")
         if mesh is not None and grid:

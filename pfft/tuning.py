@@ -24,20 +24,27 @@ from jax.sharding import Mesh
 from .grid import make_mesh
 
 __all__ = ["tune", "save_wisdom", "load_wisdom", "forget_wisdom", "wisdom", "wisdom_key",
-           "candidate_grids"]
+           "candidate_grids", "lookup", "time_candidates", "time_forward"]
 
 _WISDOM: dict[str, dict] = {}
 _LOCK = threading.Lock()
 WISDOM_VERSION = 1
 
 
-def wisdom_key(shape, dtype, kind: str, axes, norm: str, devices) -> str:
-    """The key a tuning result is filed under (a readable string, stable across runs)."""
+def wisdom_key(shape, dtype, kind: str, axes, norm: str, devices,
+               transport: str = "xla") -> str:
+    """The key a tuning result is filed under (a readable string, stable across runs).
+
+    ``transport``: ``"xla"`` (one process's devices) or ``"mpi"`` (one rank per
+    device, :func:`pfft.mpi.tune`); the best grid can differ between them.
+    """
     devices = list(devices)
-    return json.dumps({"shape": [int(n) for n in shape], "dtype": np.dtype(dtype).name,
-                       "kind": kind, "axes": [int(a) for a in axes], "norm": norm,
-                       "device_kind": devices[0].device_kind, "devices": len(devices)},
-                      sort_keys=True)
+    key = {"shape": [int(n) for n in shape], "dtype": np.dtype(dtype).name,
+           "kind": kind, "axes": [int(a) for a in axes], "norm": norm,
+           "device_kind": devices[0].device_kind, "devices": len(devices)}
+    if transport != "xla":
+        key["transport"] = transport
+    return json.dumps(key, sort_keys=True)
 
 
 def candidate_grids(n: int) -> list[tuple[int, ...]]:
@@ -58,7 +65,7 @@ def _devices_of(devices_or_mesh) -> list:
     return list(devices_or_mesh)
 
 
-class _Progress:
+class Progress:
     """tqdm when installed, else one line per step on stderr."""
 
     def __init__(self, total: int, enabled: bool, desc: str):
@@ -115,43 +122,76 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     Plan
         The fastest plan; its timings are kept as wisdom (see :func:`save_wisdom`).
     """
-    from .arguments import check_norm, complex_dtype, normalize_axes
+    from .core import plan_arguments
     from .plan import plan as make_plan
 
     devices = _devices_of(devices_or_mesh)
-    shape = tuple(int(n) for n in shape)
-    axes = normalize_axes(axes, len(shape), "tune")
-    norm = check_norm(norm, "tune")
-    cdtype = complex_dtype(np.dtype(dtype))
-    if budget_s < 0 or repeats < 1:
-        raise ValueError(f"tune: budget_s must be >= 0 and repeats >= 1, got {budget_s!r}, "
-                         f"{repeats!r}")
+    shape, cdtype, axes, norm, _ = plan_arguments(shape, dtype, axes, norm, kind, "numpy",
+                                                  1.0, "tune")
+    check_budget(budget_s, repeats, "tune")
+    candidates = problem_candidates(len(devices), kind, spectra)
+    host = random_input(shape, cdtype, kind)
+
+    def time_one(grid, spectrum):
+        plan = make_plan(shape, cdtype, make_mesh(grid, devices), axes=axes, norm=norm,
+                         kind=kind, spectrum=spectrum)
+        return plan, time_forward(plan, jax.device_put(host, plan.in_sharding), repeats)
+
+    return time_candidates(candidates, time_one, budget_s,
+                           Progress(len(candidates), progress,
+                                    f"pfft.tune {shape} {cdtype.name} {kind}"),
+                           key=wisdom_key(shape, cdtype, kind, axes, norm, devices))
+
+
+def problem_candidates(devices: int, kind: str, spectra) -> list[tuple[tuple[int, ...], str]]:
+    """``(grid, spectrum)`` pairs to time: every grid, each allowed spectrum layout."""
     spectra = tuple(spectra) if kind == "r2c" else ("numpy",)
-    candidates = [(grid, spectrum) for grid in candidate_grids(len(devices))
-                  for spectrum in spectra]
+    return [(grid, spectrum) for grid in candidate_grids(devices) for spectrum in spectra]
+
+
+def random_input(shape, cdtype, kind: str) -> np.ndarray:
+    """The array candidates are timed on (real for ``r2c``)."""
     in_dtype = np.dtype(np.finfo(cdtype).dtype) if kind == "r2c" else cdtype
-    rng = np.random.default_rng(0)
-    host = rng.standard_normal(shape).astype(in_dtype)
+    return np.random.default_rng(0).standard_normal(shape).astype(in_dtype)
+
+
+def check_budget(budget_s: float, repeats: int, where: str) -> None:
+    if budget_s < 0 or repeats < 1:
+        raise ValueError(f"{where}: budget_s must be >= 0 and repeats >= 1, got {budget_s!r}, "
+                         f"{repeats!r}")
+
+
+def time_forward(plan, x, repeats: int, sync=None) -> float:
+    """Median seconds of ``repeats`` jitted :meth:`forward` calls after a warm-up
+    (``sync``: a function that turns one rank's time into the slowest rank's)."""
+    fn = jax.jit(plan.forward)
+    fn(x).block_until_ready()
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn(x).block_until_ready()
+        elapsed = time.perf_counter() - t0
+        runs.append(sync(elapsed) if sync else elapsed)
+    return statistics.median(runs)
+
+
+def time_candidates(candidates, time_one, budget_s: float, bar, key: str,
+                    agree=lambda over: over):
+    """Time ``(grid, spectrum)`` candidates in order within ``budget_s`` and file the
+    fastest as wisdom under ``key``; returns its plan.
+
+    ``time_one(grid, spectrum)`` returns ``(plan, seconds)``. ``agree`` turns this
+    process's "over budget" into a decision every process shares (MPI ranks must
+    stop at the same candidate). At least one candidate is timed.
+    """
     start = time.perf_counter()
     timings: dict[str, float] = {}
     best = None
-    bar = _Progress(len(candidates), progress, f"pfft.tune {shape} {cdtype.name} {kind}")
     try:
         for grid, spectrum in candidates:
-            if timings and time.perf_counter() - start > budget_s:
+            if timings and agree(time.perf_counter() - start > budget_s):
                 break
-            mesh = make_mesh(grid, devices)
-            plan = make_plan(shape, cdtype, mesh, axes=axes, norm=norm, kind=kind,
-                             spectrum=spectrum)
-            x = jax.device_put(host, plan.in_sharding)
-            fn = jax.jit(plan.forward)
-            fn(x).block_until_ready()
-            runs = []
-            for _ in range(repeats):
-                t0 = time.perf_counter()
-                fn(x).block_until_ready()
-                runs.append(time.perf_counter() - t0)
-            t = statistics.median(runs)
+            plan, t = time_one(grid, spectrum)
             name = "x".join(map(str, grid)) + ("" if spectrum == "numpy" else f" {spectrum}")
             timings[name] = t
             if best is None or t < best[0]:
@@ -160,7 +200,6 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     finally:
         bar.close()
     t, grid, spectrum, plan = best
-    key = wisdom_key(shape, cdtype, kind, axes, norm, devices)
     with _LOCK:
         _WISDOM[key] = {"grid": list(grid), "spectrum": spectrum, "time_s": t,
                         "timings_s": timings, "jax": jax.__version__,
@@ -174,10 +213,10 @@ def wisdom() -> dict[str, dict]:
         return json.loads(json.dumps(_WISDOM))
 
 
-def lookup(shape, dtype, kind, axes, norm, devices) -> dict | None:
+def lookup(shape, dtype, kind, axes, norm, devices, transport: str = "xla") -> dict | None:
     """The wisdom entry for this problem on these devices, or ``None``."""
     with _LOCK:
-        entry = _WISDOM.get(wisdom_key(shape, dtype, kind, axes, norm, devices))
+        entry = _WISDOM.get(wisdom_key(shape, dtype, kind, axes, norm, devices, transport))
     return None if entry is None else dict(entry)
 
 

@@ -25,7 +25,8 @@ from .checks import (MPITransportWarning, check_cuda_mpi, check_local_devices,
 from .grid import ProcessGrid
 from .halo import halo_exchange, halo_reduce
 from .plan import MPIPlan, clear_plan_cache, mpi_layout, plan, plan_cache_info
+from .tuning import tune
 
-__all__ = ["ProcessGrid", "plan", "MPIPlan", "mpi_layout", "clear_plan_cache", "plan_cache_info",
+__all__ = ["ProcessGrid", "plan", "tune", "MPIPlan", "mpi_layout", "clear_plan_cache", "plan_cache_info",
            "install_excepthook", "check_local_devices", "check_cuda_mpi", "cuda_mpi_problem",
            "mpi_cuda_support", "MPITransportWarning", "halo_exchange", "halo_reduce"]

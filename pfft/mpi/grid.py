@@ -93,6 +93,7 @@ class ProcessGrid:
                 self.comms[(major, minor)] = self.comm.Split(0, key)
                 coords[(major, minor)] = key
         self.transport = MPITransport(self.comms, coords)
+        self._regrids: dict[tuple[int, ...], ProcessGrid] = {}
 
     @staticmethod
     def _check_dims(dims, size: int) -> tuple[int, ...]:
@@ -111,6 +112,16 @@ class ProcessGrid:
             raise ValueError(f"ProcessGrid: dims {dims} make {math.prod(dims)} ranks, but the "
                              f"communicator has {size}")
         return dims
+
+    def regrid(self, dims: Sequence[int]) -> "ProcessGrid":
+        """The same ranks as a grid of shape ``dims`` (collective; made once per
+        ``dims`` and kept): what tuning compares and ``tune="wisdom"`` plans on."""
+        dims = self._check_dims(dims, self.size)
+        if dims == self.dims:
+            return self
+        if dims not in self._regrids:
+            self._regrids[dims] = ProcessGrid(self.comm, dims, abort_on_exception=False)
+        return self._regrids[dims]
 
     @property
     def rank(self) -> int:

@@ -1,0 +1,344 @@
+"""The plan core: what every plan is, whichever transport moves its data.
+
+A plan on XLA's collectives (:class:`pfft.plan.Plan`, over a mesh inside
+``shard_map``) and a plan on MPI (:class:`pfft.mpi.MPIPlan`, one rank's block) are
+both a :class:`PlanCore`: one argument check (:func:`plan_arguments`), one planner
+call, one dtype rule, one scaling, the same dealiasing, frequencies, batching and
+text form, and one immutable :class:`Transform` that pfft's primitive carries. A
+transport's plan adds only where the blocks come from and go to, and how its arrays
+are cut (JAX arrays evenly, MPI blocks balanced).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from .arguments import (check_norm, check_padding, check_plan_options, check_shape,
+                        complex_dtype, norm_scale, normalize_axes)
+from .autodiff import BACKWARD, FORWARD, Variant, apply
+from .executor import run_chain
+from .layout import Layout
+from .planner import Chain, build_chain
+from .stages import Exchange
+
+__all__ = ["PlanCore", "Transform", "plan_arguments", "boundary_dtype"]
+
+
+def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, where: str):
+    """Check a plan's arguments, the same way for every transport.
+
+    Returns
+    -------
+    shape, dtype, axes, norm, spectral
+        The physical (for ``padding > 1``, finer) global shape, the complex dtype
+        computed in, the axes (numpy's rules: default all), the norm, and the
+        ``(axis, N)`` spectral lengths kept by dealiasing.
+    """
+    check_plan_options(kind, spectrum, where)
+    shape = check_shape(shape, where)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{where}: dtype {dtype!r} is not a numpy dtype") from None
+    try:
+        dtype = complex_dtype(dtype)
+    except TypeError as err:
+        raise TypeError(f"{where}: {str(err).removeprefix('pfft: ')}") from None
+    axes = normalize_axes(axes, len(shape), where)
+    norm = check_norm(norm, where)
+    shape, spectral = check_padding(padding, shape, axes, where)
+    return shape, dtype, axes, norm, spectral
+
+
+def boundary_dtype(chain: Chain, dtype: np.dtype, *, first: bool) -> np.dtype:
+    """dtype of ``chain``'s input (``first``) or output for a plan computing in the
+    complex ``dtype``: real on the real side of a real transform."""
+    real = chain.real_stage
+    if real is None or real.to_complex != first:
+        return np.dtype(dtype)
+    return np.dtype(np.finfo(dtype).dtype)
+
+
+@dataclass(frozen=True)
+class Transform:
+    """The linear map pfft's primitive applies: an immutable, hashable value.
+
+    As ``lax.fft`` takes ``fft_type`` and ``fft_lengths``, the primitive takes this
+    description, not the plan that made it: jit's caches then hold no plan, so a plan
+    evicted from the plan cache is freed and the cache's bound bounds memory. Equal
+    descriptions (the same chain, dtype, scaling, engine and transport) share
+    compiled code.
+
+    Attributes
+    ----------
+    chain
+        The forward chain; variants with ``reverse`` run it backwards.
+    dtype
+        The complex dtype computed in.
+    norm, size, dealias
+        numpy's ``norm``, the number of points it scales by, and the factor a
+        dealiased forward rescales the finer grid's sums by (``N / M``).
+    engine, transport
+        The local FFT engine and the collectives (both hashable).
+    grid_axes
+        The mesh axes the plan distributes over (empty off ``shard_map``).
+    effects
+        JAX effects the transport's collectives carry (mpi4jax's ordered effect).
+    """
+
+    chain: Chain
+    dtype: np.dtype
+    norm: str
+    size: int
+    dealias: float
+    engine: Any
+    transport: Any
+    grid_axes: frozenset = frozenset()
+    effects: frozenset = frozenset()
+
+    @property
+    def is_real(self) -> bool:
+        return self.chain.real_stage is not None
+
+    @functools.cached_property
+    def _reversed(self) -> Chain:
+        return self.chain.reversed()
+
+    def chain_for(self, variant: Variant) -> Chain:
+        """The chain ``variant`` runs (the forward one, or it backwards)."""
+        return self._reversed if variant.reverse else self.chain
+
+    def scale(self, inverse: bool) -> float:
+        """numpy's factor for the direction (the forward also undoes dealiasing's
+        finer grid)."""
+        scale = norm_scale(self.norm, inverse, self.size)
+        return scale if inverse else scale * self.dealias
+
+    # -- the interface of pfft.autodiff ------------------------------------------------
+    def apply(self, block, variant: Variant):
+        """Run ``variant`` of the chain on one device's (or rank's) padded ``block``."""
+        return run_chain(block, self.chain_for(variant), inverse=variant.inverse,
+                         scale=self.scale(variant.inverse), weighted=variant.weighted,
+                         engine=self.engine, transport=self.transport)
+
+    def out_type(self, aval, variant: Variant):
+        """Local block shape and dtype of ``variant``'s output; the grid's mesh axes
+        and those that split the output (what the block varies over)."""
+        chain = self.chain_for(variant)
+        want = (chain.in_layout.local_shape, boundary_dtype(chain, self.dtype, first=True))
+        if (tuple(aval.shape), np.dtype(aval.dtype)) != want:
+            raise ValueError(f"plan expects blocks {want[0]} {want[1]}, got "
+                             f"{tuple(aval.shape)} {np.dtype(aval.dtype)}")
+        split = chain.out_layout.used_mesh_axes if self.grid_axes else frozenset()
+        return (chain.out_layout.local_shape, boundary_dtype(chain, self.dtype, first=False),
+                (self.grid_axes, split))
+
+    def batched(self, size: int) -> "Transform":
+        """The same map on a batch of ``size`` blocks stacked in a new leading axis."""
+        return replace(self, chain=self.chain.with_leading_axis(size))
+
+
+class PlanCore:
+    """What every plan holds and does; a transport's plan subclasses it.
+
+    Attributes
+    ----------
+    shape, dtype, axes, norm, kind, spectrum
+        ``shape`` is the global input of :meth:`forward` (real for ``kind="r2c"``,
+        the finer grid for ``padding > 1``), ``dtype`` the complex dtype computed in.
+    real_dtype
+        Its real counterpart.
+    padding
+        ``{axis: N}``: the spectral lengths dealiasing keeps.
+    spectral_shape
+        The shape of the spectral grid (``shape`` with dealiased axes at ``N``).
+    size
+        The number of points numpy's scaling counts.
+    chain
+        The planner's :class:`~pfft.planner.Chain`; ``print(plan)`` lists it.
+    transform
+        The :class:`Transform` the primitive applies.
+    in_dtype, out_dtype
+        dtypes of :meth:`forward`'s input and output.
+    trace_count
+        How often :meth:`forward`/:meth:`backward` were traced (a loop should not
+        retrace).
+
+    Subclasses set ``EVEN_BLOCKS`` (the arrays the transport hands over must be
+    split evenly: JAX arrays) and implement :meth:`_entry` (the traced function of a
+    variant), :meth:`_place` (put a concrete input where :meth:`_entry` wants it),
+    :meth:`_output_values` (a global array of the output's shape as the output is
+    held) and :meth:`_describe_grid`.
+    """
+
+    EVEN_BLOCKS = True
+
+    def __init__(self, shape, dtype, axes, norm, in_layout: Layout, *, kind: str, n: int | None,
+                 spectrum: str, padding, engine, transport, grid_axes=frozenset(),
+                 effects=frozenset()):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
+        self.axes = tuple(axes)
+        self.norm = norm
+        self.kind = kind
+        self.spectrum = spectrum
+        self.padding = dict(padding)              # axis -> spectral length kept (dealiasing)
+        self.engine = engine
+        self.chain: Chain = build_chain(
+            in_layout, self.axes, kind=kind, n=n, spectral=self.padding or None,
+            even_output=self.EVEN_BLOCKS and (spectrum == "numpy" or kind == "c2r"))
+        lengths = {a: self.shape[a] for a in self.axes}
+        real = self.chain.real_stage
+        if real is not None:
+            lengths[real.axis] = real.n
+        kept = {a: self.padding.get(a, n) for a, n in lengths.items()}
+        # numpy's scaling for the spectral grid; the forward also rescales the sums
+        # of the finer (padded) grid to the spectral grid's: (N / M) per axis
+        self.spectral_shape = tuple(kept.get(a, n) for a, n in enumerate(self.shape))
+        self.size = math.prod(kept.values())
+        self.transform = Transform(self.chain, self.dtype, norm, self.size,
+                                   math.prod(kept.values()) / math.prod(lengths.values()),
+                                   engine, transport, frozenset(grid_axes), frozenset(effects))
+        self.trace_count = 0
+        self._jitted: dict[Variant, Callable] = {}
+
+    @property
+    def is_real(self) -> bool:
+        return self.kind != "c2c"
+
+    def _chain(self, variant: Variant) -> Chain:
+        return self.transform.chain_for(variant)
+
+    def _dtype_at(self, chain: Chain, first: bool) -> np.dtype:
+        return boundary_dtype(chain, self.dtype, first=first)
+
+    @property
+    def in_dtype(self) -> np.dtype:
+        """dtype of :meth:`forward`'s input (and :meth:`backward`'s output)."""
+        return self._dtype_at(self.chain, first=True)
+
+    @property
+    def out_dtype(self) -> np.dtype:
+        """dtype of :meth:`forward`'s output (and :meth:`backward`'s input)."""
+        return self._dtype_at(self.chain, first=False)
+
+    # -- execution -------------------------------------------------------------------
+    def forward(self, x):
+        """numpy's ``fftn`` (``rfftn`` for a real plan) over :attr:`axes`.
+
+        Jittable and differentiable (``grad``, ``vjp``, ``jvp``, ``vmap``); the
+        transport's plan says where the input and output live.
+        """
+        return self._call(x, FORWARD)
+
+    def backward(self, y):
+        """numpy's ``ifftn`` (``irfftn``), the inverse of :meth:`forward`: the chain
+        run backwards, :meth:`forward`'s output in, its input out."""
+        return self._call(y, BACKWARD)
+
+    def _call(self, x, variant: Variant):
+        fn = self._jitted_for(variant)
+        return fn(self._place(x, variant))
+
+    def _jitted_for(self, variant: Variant) -> Callable:
+        import jax
+
+        if variant not in self._jitted:
+            self._jitted[variant] = jax.jit(self._entry(variant))
+        return self._jitted[variant]
+
+    def _apply(self, block, variant: Variant):
+        """The primitive on a (padded) block: what :meth:`_entry` calls."""
+        return apply(block, self.transform, variant)
+
+    def _place(self, x, variant: Variant):
+        return x
+
+    def _entry(self, variant: Variant) -> Callable:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- wavenumbers -------------------------------------------------------------------
+    def _frequencies(self, d, angular: bool) -> list[tuple[int, np.ndarray]]:
+        """``(axis, values)`` for each transformed axis in increasing order: numpy's
+        frequencies of :meth:`forward`'s output along it, zero-padded to the
+        output's padded length."""
+        if self.kind == "c2r":
+            raise ValueError("wavenumbers: a c2r plan has no spectrum output")
+        spacing = np.broadcast_to(np.asarray(d, dtype=float), (len(self.axes),))
+        out = self.chain.out_layout
+        real = self.chain.real_stage
+        result = []
+        for a in sorted(self.axes):
+            step = float(spacing[self.axes.index(a)])
+            n = self.spectral_shape[a]
+            freq = np.fft.rfftfreq(n, step) if (real and a == real.axis) else np.fft.fftfreq(n, step)
+            if angular:
+                freq = 2 * np.pi * freq
+            values = np.zeros(out.padded_shape[a], dtype=self.real_dtype)
+            values[:freq.size] = freq
+            result.append((a, values))
+        return result
+
+    def wavenumbers(self, d: float = 1.0, *, angular: bool = False) -> tuple:
+        """Frequencies of :meth:`forward`'s output, one broadcastable array per axis.
+
+        Parameters
+        ----------
+        d
+            Sample spacing (a number, or one per transformed axis).
+        angular
+            ``2 pi`` times the frequency (radians per unit) instead of cycles per unit.
+
+        Returns
+        -------
+        tuple of jax.Array
+            For each transformed axis in increasing order, an array with the output's
+            length along that axis (this rank's block of it, on MPI) and size one
+            elsewhere, held like the output along it: ``numpy.fft.fftfreq`` values
+            (``rfftfreq`` on the halved axis of a real plan). Padding positions of a
+            ``spectrum="padded"`` plan hold 0.
+        """
+        return tuple(self._output_values(a, values)
+                     for a, values in self._frequencies(d, angular))
+
+    def _output_values(self, axis: int, values: np.ndarray):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def k2(self, d: float = 1.0, *, angular: bool = False):
+        """``|k|^2`` on :meth:`forward`'s output grid, held like the output."""
+        return self._on_output(
+            lambda *ks: functools.reduce(lambda s, k: s + k * k, ks[1:], ks[0] * ks[0]),
+            self.wavenumbers(d, angular=angular))
+
+    def kabs(self, d: float = 1.0, *, angular: bool = False):
+        """``|k|`` on :meth:`forward`'s output grid, held like the output."""
+        import jax.numpy as jnp
+
+        return jnp.sqrt(self.k2(d, angular=angular))
+
+    def _on_output(self, fn, args):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- description -----------------------------------------------------------------
+    def _stage_lines(self, fused: bool) -> list[str]:
+        """The chain, one stage a line (``fused``: exchanges run as pieces)."""
+        lines = [f"  in : {self.chain.in_layout}"]
+        lines += [f"  {i}. {st}" + (f", as {st.size - 1} collective permute(s) of pieces"
+                                    if fused and isinstance(st, Exchange) else "")
+                  for i, st in enumerate(self.chain.stages, 1)]
+        lines.append(f"  out: {self.chain.out_layout}")
+        return lines
+
+    def _headline(self, name: str, grid: str) -> str:
+        what = {"c2c": "fftn", "r2c": "rfftn", "c2r": "irfftn"}[self.kind]
+        extra = ", spectrum='padded'" if self.spectrum == "padded" else ""
+        if self.padding:
+            extra += f", dealiased to {self.spectral_shape}"
+        extra += f", engine {getattr(self.engine, 'name', 'xla')}"
+        return (f"{name}({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
+                f"norm={self.norm!r}{extra}, {grid})")
