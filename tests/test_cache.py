@@ -1,6 +1,8 @@
 """The plan cache stays bounded and consistent under threads; loops never recompile."""
+import gc
 import threading
 import tracemalloc
+import weakref
 
 import jax
 import numpy as np
@@ -86,6 +88,29 @@ def test_cache_is_bounded_and_memory_stays_flat():
         assert grown < 1_000_000, f"planning 2000 shapes kept {grown} bytes"
     finally:
         pfft.set_plan_cache_size(old)
+
+
+def test_an_evicted_plan_is_freed_after_it_ran():
+    """The primitive carries the plan's immutable description (pfft.core.Transform),
+    not the plan: after a plan ran (eagerly, jitted, differentiated), jit's caches do
+    not keep it alive once the plan cache lets it go."""
+    mesh = pfft.make_mesh((2, 2))
+    pfft.clear_plan_cache()
+    plan = pfft.plan((8, 8, 6), np.float32, mesh, kind="r2c")
+    x = pfft.device_put(np.ones((8, 8, 6), np.float32), mesh)
+    plan.backward(plan.forward(x))
+    jax.jit(lambda a: plan.backward(plan.forward(a) * 2))(x)
+    jax.jit(jax.grad(lambda a: (plan.forward(a).real ** 2).sum()))(x)
+    description = plan.transform
+    ref = weakref.ref(plan)
+    del plan
+    pfft.clear_plan_cache()
+    gc.collect()
+    assert ref() is None, gc.get_referrers(ref())
+    # equal descriptions are equal values (jit shares compiled code between them)
+    again = pfft.plan((8, 8, 6), np.float32, mesh, kind="r2c")
+    assert again.transform == description and hash(again.transform) == hash(description)
+    assert again.transform is not description
 
 
 def test_the_cache_is_thread_safe():

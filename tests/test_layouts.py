@@ -17,7 +17,8 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import pfft
 from pfft.layout import names_of
-from pfft.plan import ReplicationWarning, count_collectives
+from pfft.hlo import count_collectives
+from pfft.plan import ReplicationWarning
 from conftest import NORMS, rel_err
 
 KINDS = ("fftn", "ifftn", "rfftn", "irfftn")

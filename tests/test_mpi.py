@@ -85,6 +85,15 @@ def test_gradients_match_single_process_jax(n):
     assert_ok(n, "gradients.py")
 
 
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_one_plan_core_behaves_as_pfft_plan(n):
+    """pfft.mpi.plan against pfft.plan on every grid of n ranks: the same arguments,
+    errors, dtypes and features (padding, wavenumbers, k2, vmap, tune), with balanced
+    blocks (mpi_scripts/parity.py)."""
+    out = assert_ok(n, "parity.py")
+    assert "MPIPlan(fftn (9, 10, 7) complex128" in out
+
+
 def test_environment_checks():
     """MPI not initialised, dims not matching the rank count, several local devices: errors;
     a GPU run over an MPI that is not CUDA-aware: a warning."""

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import pfft
 from conftest import TOL, random_array, rel_err
-from hlo import COLLECTIVES, count_collectives
+from pfft.hlo import COLLECTIVES, count_collectives
 from kernel_build import cpu_kernels_expected, missing_kernels_reason
 from pfft.engines import native
 from pfft.stages import Exchange, Gather

@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 import pfft
 from conftest import random_array, rel_err
-from hlo import count_collectives
+from pfft.hlo import count_collectives
 from kernel_build import cpu_kernels_expected, missing_kernels_reason
 from pfft.engines import native
 

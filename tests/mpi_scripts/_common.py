@@ -41,9 +41,20 @@ def random_global(shape, dtype, seed: int = 0) -> np.ndarray:
 
 
 def gather(block, slices, shape) -> np.ndarray:
-    """The global array (``shape``) assembled on every rank from each rank's block."""
+    """The global array (``shape``) assembled on every rank from each rank's block.
+
+    A block longer than its slices (a padded spectrum's) holds its points first:
+    the rest must be zeros, and is cropped.
+    """
     block = np.asarray(block)
-    assert block.shape == tuple(s.stop - s.start for s in slices), (block.shape, slices)
+    extent = tuple(s.stop - s.start for s in slices)
+    if block.shape != extent:
+        assert len(block.shape) == len(extent) and all(
+            b >= e for b, e in zip(block.shape, extent)), (block.shape, slices)
+        pad = np.ones(block.shape, bool)
+        pad[tuple(slice(0, e) for e in extent)] = False
+        check(not np.any(block[pad]), f"the padding of a {block.shape} block is not zero")
+        block = block[tuple(slice(0, e) for e in extent)]
     out = np.zeros(shape, dtype=block.dtype)
     seen = np.zeros(shape, dtype=bool)
     for blk, sl in COMM.allgather((block, slices)):
@@ -51,6 +62,13 @@ def gather(block, slices, shape) -> np.ndarray:
         seen[sl] = True
     assert seen.all(), "the ranks' blocks do not cover the global array"
     return out
+
+
+def block_of(global_array, slices, block_shape) -> np.ndarray:
+    """This rank's block of ``global_array``, zero-padded at its end to ``block_shape``
+    (a padded spectrum's block)."""
+    part = global_array[tuple(slices)]
+    return np.pad(part, [(0, b - n) for n, b in zip(part.shape, block_shape)])
 
 
 def check(cond: bool, message: str) -> None:

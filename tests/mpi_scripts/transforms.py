@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pfft.mpi  # noqa: E402
 
 NORMS = ("backward", "ortho", "forward")
-# divisible, uneven (10 over 4 ranks: 3, 3, 3, 1) and with a batch axis in front
+# divisible, uneven (10 over 4 ranks: 3, 3, 2, 2) and with a batch axis in front
 CASES = [((8, 8, 6), None), ((10, 6, 7), None), ((3, 10, 5, 9), (1, 2, 3)),
          ((6, 5, 10), (0, 2))]
 
@@ -40,13 +40,7 @@ def check_r2c(grid, shape, axes, dtype, norm, spectrum, seed):
     check(k.shape == plan.local_out_shape and k.dtype == dtype, f"{k.shape} {k.dtype}")
     ax = plan.axes
     want = np.fft.rfftn(x.astype(np.float64), axes=ax, norm=norm)
-    got = gather(k, plan.local_out_slices, plan.out_shape)
-    if spectrum == "padded":            # zeros past numpy's spectrum
-        crop = tuple(slice(0, n) for n in want.shape)
-        pad = np.ones(got.shape, bool)
-        pad[crop] = False
-        check(not np.any(got[pad]), "padding of the padded spectrum is not zero")
-        got = got[crop]
+    got = gather(k, plan.local_out_slices, want.shape)   # a padded block's zeros checked
     err = rel_err(got, want)
     tag = f"rfftn {shape} {axes} {dtype} {norm} {spectrum} {grid}"
     check(err <= TOL[np.dtype(dtype)], f"{tag}: err {err}")

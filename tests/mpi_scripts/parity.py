@@ -1,0 +1,191 @@
+"""One plan core: ``pfft.mpi.plan`` behaves as ``pfft.plan`` does (issue 14).
+
+Usage: ``mpirun -n N python parity.py``. On every grid of the ranks, against
+``pfft.plan`` on this rank's one device (the whole array: the reference):
+
+- the same arguments (``inspect.signature``, but for the grid and ``in_sharding``);
+- the same errors (type and text after the entry point's name) for bad arguments
+  and lossy casts;
+- the same dtypes (computed in, in and out) for every input dtype and kind;
+- balanced blocks, checked against the rule written out here (the first ``n % p``
+  ranks one point more), covering the array;
+- the same features with the same values: dealiasing (``padding``), wavenumbers,
+  ``k2``, ``vmap``, and ``tune`` (measure, then wisdom gives the same grid).
+"""
+from _common import COMM, RANK, SIZE, check, done, gather, grids, random_global, rel_err
+
+import inspect  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import pfft  # noqa: E402
+import pfft.mpi  # noqa: E402
+
+ENTRY = {"plan": pfft.plan, "pfft.mpi.plan": pfft.mpi.plan}
+
+
+def check_signatures():
+    xla = inspect.signature(pfft.plan).parameters
+    mpi = inspect.signature(pfft.mpi.plan).parameters
+    only_xla = set(xla) - set(mpi)
+    only_mpi = set(mpi) - set(xla)
+    check(only_xla == {"mesh", "in_sharding"} and only_mpi == {"grid"},
+          f"arguments differ: only pfft.plan {only_xla}, only pfft.mpi.plan {only_mpi}")
+    for name in set(xla) & set(mpi):
+        check(xla[name].default == mpi[name].default,
+              f"default of {name}: {xla[name].default!r} vs {mpi[name].default!r}")
+
+
+def _error(fn):
+    """(type, text without the entry point's name) of what ``fn()`` raises, or None."""
+    try:
+        fn()
+    except (TypeError, ValueError) as err:
+        text = str(err)
+        for where in ("pfft.mpi.plan: ", "plan: ", "MPI plan: "):
+            text = text.removeprefix(where)
+        return type(err).__name__, text
+    return None
+
+
+BAD = [((8, 8, 8), "complex64", dict(norm="nope")),
+       ((8, 8, 8), "complex64", dict(kind="c2r")),
+       ((8, 8, 8), "complex64", dict(spectrum="padded")),
+       ((8, 8, 8), "float32", dict(kind="r2c", spectrum="half")),
+       ((8, 8, 8), "complex64", dict(padding=0.5)),
+       ((8, 8, 8), "complex64", dict(padding="lots")),
+       ((8, 8, 8), "complex64", dict(axes=(0, 0))),
+       ((8, 8, 8), "complex64", dict(axes=(3,))),
+       ((8, 8, 8), "complex64", dict(axes=())),
+       ((8, 0, 8), "complex64", {}),
+       ((), "complex64", {}),
+       ((8, 8, 8), "U3", {}),
+       ((8, 8, 8), "not a dtype", {}),
+       ((8, 8, 8), "complex64", dict(tune="always"))]
+
+
+def check_errors(grid):
+    for shape, dtype, kw in BAD:
+        xla = _error(lambda: pfft.plan(shape, dtype, None, **kw))
+        mpi = _error(lambda: pfft.mpi.plan(shape, dtype, grid, **kw))
+        check(xla is not None and xla == mpi, f"{shape} {dtype} {kw}: {xla} vs {mpi}")
+    # lossy casts into a plan: refused alike
+    for dtype, kind, given in (("complex64", "c2c", np.complex128),
+                               ("float32", "r2c", np.float64),
+                               ("float32", "r2c", np.complex64)):
+        xp = pfft.plan((8, 6, 4), dtype, None, kind=kind)
+        mp = pfft.mpi.plan((8, 6, 4), dtype, grid, kind=kind)
+        xla = _error(lambda: xp.forward(jnp.zeros(xp.in_shape, given)))
+        mpi = _error(lambda: mp.forward(jnp.zeros(mp.local_in_shape, given)))
+        check(xla is not None and xla == mpi, f"cast {given} into {dtype}: {xla} vs {mpi}")
+
+
+def check_dtypes(grid):
+    for dtype in ("float32", "float64", "complex64", "complex128", "int32", "bool"):
+        for kind in ("c2c", "r2c"):
+            if kind == "r2c" and "complex" in dtype:
+                continue
+            xp = pfft.plan((8, 6, 4), dtype, None, kind=kind)
+            mp = pfft.mpi.plan((8, 6, 4), dtype, grid, kind=kind)
+            got = (mp.dtype, mp.in_dtype, mp.out_dtype, mp.real_dtype)
+            want = (xp.dtype, xp.in_dtype, xp.out_dtype, xp.real_dtype)
+            check(got == want, f"{dtype} {kind}: dtypes {got} vs pfft.plan's {want}")
+
+
+def balanced(n: int, p: int, j: int) -> slice:
+    """mpi4py-fft's cut, written out: the first n % p blocks one point longer."""
+    sizes = [n // p + (i < n % p) for i in range(p)]
+    return slice(sum(sizes[:j]), sum(sizes[:j + 1]))
+
+
+def check_balanced_blocks(grid):
+    for shape in ((9, 10, 7), (5, 3, 8), (7, 9, 11)):
+        plan = pfft.mpi.plan(shape, "complex128", grid)
+        for layout, slices in ((plan.chain.in_layout, plan.local_in_slices),
+                               (plan.chain.out_layout, plan.local_out_slices)):
+            for a, entry in enumerate(layout.split):
+                if entry is None:
+                    want = slice(0, layout.shape[a])
+                else:
+                    want = balanced(layout.shape[a], dict(grid.grid)[entry], grid.coords[entry])
+                check(slices[a] == want, f"{shape} axis {a} on {grid.dims}: block {slices[a]}, "
+                                         f"balanced {want}")
+        x = random_global(shape, np.complex128, 3)
+        k = plan.forward(jnp.asarray(x[plan.local_in_slices]))
+        err = rel_err(gather(k, plan.local_out_slices, shape), np.fft.fftn(x))
+        check(err <= 1e-12, f"balanced {shape} on {grid.dims}: err {err}")
+
+
+def check_features(grid):
+    # dealiasing: the same spectrum as pfft.plan's, block by block
+    for kind, dtype in (("c2c", "complex128"), ("r2c", "float64")):
+        xp = pfft.plan((8, 6, 10), dtype, None, kind=kind, padding=1.5, norm="ortho")
+        mp = pfft.mpi.plan((8, 6, 10), dtype, grid, kind=kind, padding=1.5, norm="ortho")
+        check(mp.in_shape == xp.in_shape and mp.spectral_shape == xp.spectral_shape,
+              f"padding: shapes {mp.in_shape} {mp.spectral_shape} vs {xp.in_shape} "
+              f"{xp.spectral_shape}")
+        x = random_global(xp.in_shape, dtype, 4)
+        want = np.asarray(xp.forward(x))
+        k = mp.forward(jnp.asarray(x[mp.local_in_slices]))
+        err = rel_err(gather(k, mp.local_out_slices, want.shape), want)
+        check(err <= 1e-12, f"padding {kind} on {grid.dims}: err {err}")
+        back = mp.backward(k)
+        err = rel_err(gather(back, mp.local_in_slices, xp.in_shape), np.asarray(xp.backward(want)))
+        check(err <= 1e-12, f"padding {kind} backward on {grid.dims}: err {err}")
+        # wavenumbers and k2: the same values, this rank's block of them
+        for got, ref in zip(mp.wavenumbers(0.5, angular=True), xp.wavenumbers(0.5, angular=True)):
+            a = int(np.argmax(ref.shape))
+            sl = [slice(0, 1)] * ref.ndim
+            sl[a] = mp.local_out_slices[a]
+            check(np.array_equal(np.asarray(got), np.asarray(ref)[tuple(sl)]),
+                  f"wavenumbers axis {a} on {grid.dims}")
+        err = rel_err(gather(mp.k2(), mp.local_out_slices, want.shape), np.asarray(xp.k2()))
+        check(err <= 1e-15, f"k2 on {grid.dims}: err {err}")
+    # vmap over a batch of blocks: the plan with a leading axis
+    plan = pfft.mpi.plan((6, 10, 4), "complex128", grid)
+    xs = random_global((3, 6, 10, 4), np.complex128, 5)
+    ks = jax.vmap(plan.forward)(jnp.stack([jnp.asarray(x[plan.local_in_slices]) for x in xs]))
+    for x, k in zip(xs, ks):
+        err = rel_err(gather(k, plan.local_out_slices, x.shape), np.fft.fftn(x))
+        check(err <= 1e-12, f"vmap on {grid.dims}: err {err}")
+
+
+def check_tune(grid):
+    pfft.forget_wisdom()
+    measured = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="measure")
+    dims = measured.grid.dims
+    check(dims in [tuple(g) for g in pfft.tuning.candidate_grids(SIZE)] or dims == grid.dims,
+          f"tune chose {dims}")
+    again = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="wisdom")
+    check(again is measured, "tune='wisdom' did not give the tuned plan")
+    entries = [key for key in pfft.tuning.wisdom() if '"transport": "mpi"' in key]
+    check(len(entries) == 1, f"wisdom: {list(pfft.tuning.wisdom())}")
+    x = random_global((8, 12, 6), np.float32, 6)
+    k = again.forward(jnp.asarray(x[again.local_in_slices]))
+    err = rel_err(gather(k, again.local_out_slices, (8, 12, 4)), np.fft.rfftn(x))
+    check(err <= 1e-6, f"tuned plan: err {err}")
+    # no wisdom: the grid given
+    pfft.forget_wisdom()
+    plain = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="wisdom")
+    check(plain.grid is grid, "tune='wisdom' without wisdom changed the grid")
+
+
+def main():
+    check_signatures()
+    for dims in grids(SIZE):
+        grid = pfft.mpi.ProcessGrid(COMM, dims)
+        check_errors(grid)
+        check_dtypes(grid)
+        check_balanced_blocks(grid)
+        check_features(grid)
+    check_tune(pfft.mpi.ProcessGrid(COMM))
+    shown = pfft.mpi.plan((9, 10, 7), "complex128", pfft.mpi.ProcessGrid(COMM))
+    if RANK == 0:
+        print(shown)
+    done("parity with pfft.plan")
+
+
+if __name__ == "__main__":
+    main()
