@@ -154,7 +154,10 @@ def check_padding(padding, shape, axes, where: str):
     return fine, tuple((a, shape[a]) for a in axes if fine[a] != shape[a])
 
 
-def check_tune(tune, where: str) -> None:
-    """A plan's ``tune``: ``None``, ``"wisdom"`` or ``"measure"``."""
+def check_tune(tune, where: str, in_sharding=None) -> None:
+    """A plan's ``tune``: ``None``, ``"wisdom"`` or ``"measure"``; tuning chooses the
+    grid, so it cannot be combined with a given ``in_sharding``."""
     if tune not in TUNE_MODES:
         raise ValueError(f"{where}: tune must be None, 'wisdom' or 'measure', got {tune!r}")
+    if tune is not None and in_sharding is not None:
+        raise ValueError(f"{where}: tune chooses the grid, so it cannot honour in_sharding")

@@ -21,11 +21,11 @@ from .arguments import (check_norm, check_padding, check_plan_options, check_sha
                         complex_dtype, norm_scale, normalize_axes)
 from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .executor import run_chain
-from .layout import Layout
+from .layout import Layout, layout_from_spec
 from .planner import Chain, build_chain
 from .stages import Exchange
 
-__all__ = ["PlanCore", "Transform", "plan_arguments", "boundary_dtype"]
+__all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype"]
 
 
 def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, where: str):
@@ -52,6 +52,25 @@ def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, 
     norm = check_norm(norm, where)
     shape, spectral = check_padding(padding, shape, axes, where)
     return shape, dtype, axes, norm, spectral
+
+
+def layout_of_spec(shape, spec, grid, mesh_axes, where: str, *, even: bool) -> Layout:
+    """The input layout a plan's ``in_sharding`` (a :class:`PartitionSpec`) gives
+    ``shape`` on ``grid`` (``even``: refuse uneven splits, as JAX arrays are never
+    split unevenly; MPI blocks may be)."""
+    from jax.sharding import PartitionSpec
+
+    if not isinstance(spec, PartitionSpec):
+        raise TypeError(f"{where}: in_sharding must be a NamedSharding or PartitionSpec, got "
+                        f"{type(spec).__name__}")
+    try:
+        layout = layout_from_spec(shape, spec, grid, mesh_axes, even=even)
+    except ValueError as err:
+        raise ValueError(f"{where}: in_sharding: {err}") from None
+    if layout is None:
+        raise ValueError(f"{where}: in_sharding {spec} splits shape {shape} unevenly over the "
+                         f"grid {dict(grid)}; JAX arrays are split evenly")
+    return layout
 
 
 def boundary_dtype(chain: Chain, dtype: np.dtype, *, first: bool) -> np.dtype:

@@ -18,11 +18,11 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .arguments import NORMS, SPECTRA, check_cast, check_tune
 from .autodiff import BACKWARD, FORWARD, Variant
-from .core import PlanCore, plan_arguments
+from .core import PlanCore, layout_of_spec, plan_arguments
 from .engines.choice import engine_for_plan
 from .grid import grid_axes
 from .hlo import count_collectives
-from .layout import Layout, default_layout, layout_from_spec
+from .layout import Layout, default_layout
 from .lru import LRUCache
 from .pieces import enabled as pieces_enabled
 from .sharding import is_tracer, place
@@ -316,14 +316,13 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     """
     shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
                                                         spectrum, padding, "plan")
-    check_tune(tune, "plan")
+    check_tune(tune, "plan", in_sharding)
     grid = grid_axes(mesh)
     layout = None
     if in_sharding is not None:
         layout = _layout_of_sharding(in_sharding, shape, mesh, grid)
     if tune is not None:
-        if in_sharding is not None:
-            raise ValueError("plan: tune chooses the grid, so it cannot honour in_sharding")
+        check_tune(tune, "plan", in_sharding)
         if mesh is not None and grid:
             mesh = _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, tune)
             grid = grid_axes(mesh)
@@ -339,20 +338,10 @@ def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:
         if mesh is not None and in_sharding.mesh.shape != mesh.shape:
             raise ValueError("plan: in_sharding is on a different mesh than `mesh`")
         spec = in_sharding.spec
-    elif isinstance(in_sharding, PartitionSpec):
-        spec = in_sharding
     else:
-        raise TypeError(f"plan: in_sharding must be a NamedSharding or PartitionSpec, got "
-                        f"{type(in_sharding).__name__}")
+        spec = in_sharding
     names = mesh.axis_names if mesh is not None else ()
-    try:
-        layout = layout_from_spec(shape, spec, grid, names)
-    except ValueError as err:
-        raise ValueError(f"plan: in_sharding: {err}") from None
-    if layout is None:
-        raise ValueError(f"plan: in_sharding {spec} splits shape {shape} unevenly over the "
-                         f"mesh {dict(mesh.shape)}; JAX arrays are split evenly")
-    return layout
+    return layout_of_spec(shape, spec, grid, names, "plan", even=True)
 
 
 def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode):

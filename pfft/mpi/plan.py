@@ -11,6 +11,7 @@ autodiff sees plain pads and slices).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import jax
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..arguments import check_cast, check_tune
 from ..autodiff import Variant
-from ..core import PlanCore, plan_arguments
+from ..core import PlanCore, layout_of_spec, plan_arguments
 from ..engines.choice import engine_for_plan
 from ..layout import Layout
 from ..lru import LRUCache
@@ -208,7 +209,7 @@ def clear_plan_cache() -> None:
 
 
 def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
-         kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
+         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
          tune: str | None = None, engine=None, fuse_exchanges: bool = True) -> MPIPlan:
     """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) over MPI ranks.
 
@@ -229,6 +230,10 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         Axes to transform; default all of them (as numpy). Others are batch axes.
     norm
         ``"backward"``, ``"ortho"`` or ``"forward"``, as in numpy.
+    in_sharding
+        A :class:`~jax.sharding.PartitionSpec` over the grid's axis names
+        (``grid.names``) saying how the input blocks are cut (balanced where uneven);
+        by default :func:`mpi_layout`'s pencil.
     kind
         ``"c2c"`` or ``"r2c"`` (:meth:`MPIPlan.forward` is ``rfftn``, ``backward``
         ``irfftn``).
@@ -262,22 +267,27 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
                         f"{type(grid).__name__}")
     shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
                                                         spectrum, padding, "pfft.mpi.plan")
-    check_tune(tune, "pfft.mpi.plan")
+    check_tune(tune, "pfft.mpi.plan", in_sharding)
+    layout = None
+    if in_sharding is not None:
+        layout = replace(layout_of_spec(shape, in_sharding, grid.grid, grid.names,
+                                        "pfft.mpi.plan", even=False), balanced=True)
     if tune is not None:
         from .tuning import tuned_grid
         grid = tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
                           spectrum=spectrum, mode=tune)
-    return get_plan(shape, dtype, grid, axes, norm, kind=kind, spectrum=spectrum,
+    return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
                     padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges)
 
 
-def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, *, kind: str = "c2c",
-             spectrum: str = "numpy", padding=(), engine=None,
+def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,
+             kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
              fuse_exchanges: bool = True) -> MPIPlan:
-    """The cached MPI plan for checked arguments (made on first use)."""
-    key = (shape, dtype, grid, axes, norm, kind, spectrum, tuple(padding), engine,
+    """The cached MPI plan for checked arguments (made on first use); ``layout``:
+    the input's, by default :func:`mpi_layout`'s."""
+    layout = layout or mpi_layout(shape, axes, grid.grid)
+    key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(padding), engine,
            bool(fuse_exchanges))
-    layout = mpi_layout(shape, axes, grid.grid)
     return _CACHE.get_or_make(key, lambda: MPIPlan(
         shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
         padding=padding, engine=engine, fuse_exchanges=fuse_exchanges))

@@ -3,7 +3,7 @@
 Usage: ``mpirun -n N python parity.py``. On every grid of the ranks, against
 ``pfft.plan`` on this rank's one device (the whole array: the reference):
 
-- the same arguments (``inspect.signature``, but for the grid and ``in_sharding``);
+- the same arguments (``inspect.signature``, but for the mesh and the grid);
 - the same errors (type and text after the entry point's name) for bad arguments
   and lossy casts;
 - the same dtypes (computed in, in and out) for every input dtype and kind;
@@ -31,7 +31,7 @@ def check_signatures():
     mpi = inspect.signature(pfft.mpi.plan).parameters
     only_xla = set(xla) - set(mpi)
     only_mpi = set(mpi) - set(xla)
-    check(only_xla == {"mesh", "in_sharding"} and only_mpi == {"grid"},
+    check(only_xla == {"mesh"} and only_mpi == {"grid"},
           f"arguments differ: only pfft.plan {only_xla}, only pfft.mpi.plan {only_mpi}")
     for name in set(xla) & set(mpi):
         check(xla[name].default == mpi[name].default,
@@ -80,6 +80,35 @@ def check_errors(grid):
         xla = _error(lambda: xp.forward(jnp.zeros(xp.in_shape, given)))
         mpi = _error(lambda: mp.forward(jnp.zeros(mp.local_in_shape, given)))
         check(xla is not None and xla == mpi, f"cast {given} into {dtype}: {xla} vs {mpi}")
+
+
+def check_in_sharding(grid):
+    """A given input layout: the same errors, and numpy's values from blocks cut that
+    way (balanced where uneven: MPI blocks may be, JAX arrays may not)."""
+    from jax.sharding import PartitionSpec as P
+
+    names = grid.names
+    # pfft.plan on this rank's one device, on a mesh with the grid's axis names
+    mesh = pfft.make_mesh((1,) * len(names), jax.devices()[:1], axis_names=names)
+    bad = [(P("nope"), {}), (P(names[0], names[0]), {}), ("x", {}),
+           (P(*names), dict(tune="wisdom")), (P(None, None, None, names[0]), {})]
+    for spec, kw in bad:
+        xla = _error(lambda: pfft.plan((8, 8, 8), "complex64", mesh, in_sharding=spec, **kw))
+        mpi = _error(lambda: pfft.mpi.plan((8, 8, 8), "complex64", grid, in_sharding=spec, **kw))
+        check(mpi is not None and xla == mpi,
+              f"in_sharding {spec} {kw}: {xla} vs {mpi}")
+    for spec in (P(None, *names), P(names[-1], None, None), P(None, None, names[0])):
+        plan = pfft.mpi.plan((9, 10, 7), "complex128", grid, in_sharding=spec)
+        layout = plan.chain.in_layout
+        for a, entry in enumerate(layout.split):
+            if entry is not None:
+                want = balanced(layout.shape[a], dict(grid.grid)[entry], grid.coords[entry])
+                check(plan.local_in_slices[a] == want, f"in_sharding {spec}: axis {a} "
+                                                       f"{plan.local_in_slices[a]} vs {want}")
+        x = random_global((9, 10, 7), np.complex128, 8)
+        k = plan.forward(jnp.asarray(x[plan.local_in_slices]))
+        err = rel_err(gather(k, plan.local_out_slices, x.shape), np.fft.fftn(x))
+        check(err <= 1e-12, f"in_sharding {spec} on {grid.dims}: err {err}")
 
 
 def check_dtypes(grid):
@@ -177,6 +206,7 @@ def main():
     for dims in grids(SIZE):
         grid = pfft.mpi.ProcessGrid(COMM, dims)
         check_errors(grid)
+        check_in_sharding(grid)
         check_dtypes(grid)
         check_balanced_blocks(grid)
         check_features(grid)
