@@ -52,7 +52,8 @@ def mpi_layout(shape, axes, grid) -> Layout:
 
 
 def _block_slices(layout: Layout, coords: dict) -> tuple[slice, ...]:
-    """This rank's block of ``layout`` in global indices."""
+    """This rank's block of ``layout`` in global indices (``coords``: the rank's place
+    along each mesh axis name or group of names)."""
     out = []
     for a, entry in enumerate(layout.split):
         if entry is None:
@@ -123,8 +124,10 @@ class MPIPlan(PlanCore):
         self.padded_output = spectrum == "padded"
         self.in_shape = self.chain.in_layout.shape
         self.out_shape = out.padded_shape if self.padded_output else out.shape
-        self.local_in_slices = _block_slices(self.chain.in_layout, grid.coords)
-        self.local_out_slices = _block_slices(out, grid.coords)
+        # a rank's place along each mesh axis, and along each group of them
+        coords = {**grid.coords, **grid.transport.coords}
+        self.local_in_slices = _block_slices(self.chain.in_layout, coords)
+        self.local_out_slices = _block_slices(out, coords)
         self.local_in_shape = _extent(self.local_in_slices)
         self.local_out_shape = (out.local_shape if self.padded_output
                                 else _extent(self.local_out_slices))

@@ -97,12 +97,20 @@ def check_in_sharding(grid):
         mpi = _error(lambda: pfft.mpi.plan((8, 8, 8), "complex64", grid, in_sharding=spec, **kw))
         check(mpi is not None and xla == mpi,
               f"in_sharding {spec} {kw}: {xla} vs {mpi}")
-    for spec in (P(None, *names), P(names[-1], None, None), P(None, None, names[0])):
+    specs = [P(None, *names), P(names[-1], None, None), P(None, None, names[0])]
+    if len(grid.grid) == 2:                 # an axis split over both grid axes at once
+        specs += [P(None, tuple(names), None), P(None, None, tuple(reversed(names)))]
+    for spec in specs:
         plan = pfft.mpi.plan((9, 10, 7), "complex128", grid, in_sharding=spec)
         layout = plan.chain.in_layout
         for a, entry in enumerate(layout.split):
-            if entry is not None:
+            if isinstance(entry, tuple):    # major first, as ranks are numbered
+                (m, _), (n, q) = [(e, dict(grid.grid)[e]) for e in entry]
+                want = balanced(layout.shape[a], layout.parts(a),
+                                grid.coords[m] * q + grid.coords[n])
+            elif entry is not None:
                 want = balanced(layout.shape[a], dict(grid.grid)[entry], grid.coords[entry])
+            if entry is not None:
                 check(plan.local_in_slices[a] == want, f"in_sharding {spec}: axis {a} "
                                                        f"{plan.local_in_slices[a]} vs {want}")
         x = random_global((9, 10, 7), np.complex128, 8)
