@@ -190,8 +190,9 @@ class PlanCore:
     Subclasses set ``EVEN_BLOCKS`` (the arrays the transport hands over must be
     split evenly: JAX arrays) and implement :meth:`_entry` (the traced function of a
     variant), :meth:`_place` (put a concrete input where :meth:`_entry` wants it),
-    :meth:`_output_values` (a global array of the output's shape as the output is
-    held) and :meth:`_describe_grid`.
+    :meth:`_output_values` (one axis's values held as the output is),
+    :meth:`_on_output` (a function of such values on the whole output) and
+    ``__repr__`` (from :meth:`_headline` and :meth:`_stage_lines`).
     """
 
     EVEN_BLOCKS = True
