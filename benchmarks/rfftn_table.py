@@ -7,7 +7,9 @@ For each grid, in the same run (median of repeated runs after a warm-up):
   (issue-3 goal: rfftn / fftn <= 0.65);
 - a gradient step ``grad(lambda x: sum(|rfftn(x)|^2 w))`` (one forward and one
   transposed transform) as a multiple of the forward ``rfftn`` (goal <= 2.2);
-- single-device ``jnp.fft.rfftn`` and its gradient step, for reference.
+- single-device ``jnp.fft.rfftn`` / ``irfftn`` and the gradient step, and pfft's
+  ``rfftn`` and ``irfftn`` as multiples of them (issue 15's baseline: the same
+  operation on one device, measured in the same run).
 
     python -m benchmarks.rfftn_table [--size 256] [--grids 2x2 1x4] [--repeats 7]
 """
@@ -45,6 +47,9 @@ def run(n: int, grids, repeats: int, dtype=np.float32, progress=print):
     one = jax.device_put(real, jax.devices()[0])
     w_one = jnp.asarray(rng.random(ref.shape), dtype)
     t_one = median_time(jax.jit(jnp.fft.rfftn), one, repeats=repeats)
+    k_one = jax.jit(jnp.fft.rfftn)(one)
+    t_one_inv = median_time(jax.jit(lambda k: jnp.fft.irfftn(k, s=real.shape)), k_one,
+                            repeats=repeats)
     t_one_grad = median_time(_grad_step(jnp.fft.rfftn, w_one), one, repeats=repeats)
     rows = []
     for grid in grids:
@@ -71,6 +76,8 @@ def run(n: int, grids, repeats: int, dtype=np.float32, progress=print):
             irfftn_ms=1e3 * t_inv, grad_ms=1e3 * t_grad,
             rfftn_over_fftn=t_r2c / t_c2c, padded_over_fftn=t_pad / t_c2c,
             grad_over_forward=t_grad / t_r2c, one_device_rfftn_ms=1e3 * t_one,
+            one_device_irfftn_ms=1e3 * t_one_inv, rfftn_over_one=t_r2c / t_one,
+            irfftn_over_one=t_inv / t_one_inv,
             one_device_grad_over_forward=t_one_grad / t_one, rel_err=err))
     return rows
 
@@ -83,6 +90,9 @@ COLUMNS = [("grid", "grid", "{}"), ("exchanges", "all-to-alls r2c / padded / c2c
            ("padded_over_fftn", "padded / fftn", "{:.2f}"),
            ("grad_over_forward", "**grad / rfftn**", "{:.2f}"),
            ("one_device_rfftn_ms", "1-device jnp rfftn ms", "{:.1f}"),
+           ("rfftn_over_one", "**rfftn / 1-device rfftn**", "{:.2f}"),
+           ("one_device_irfftn_ms", "1-device jnp irfftn ms", "{:.1f}"),
+           ("irfftn_over_one", "**irfftn / 1-device irfftn**", "{:.2f}"),
            ("one_device_grad_over_forward", "1-device grad / rfftn", "{:.2f}"),
            ("rel_err", "rel. error", "{:.1e}")]
 

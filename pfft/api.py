@@ -219,9 +219,10 @@ def rfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     """N-dimensional FFT of a real (possibly sharded) array, with numpy's results.
 
     The last of ``axes`` is halved to ``n//2 + 1`` points. The result has numpy's
-    shape and is evenly sharded: on a pencil grid the plan ends with the halved axis
-    whole (three all-to-alls on half the data), on a slab with one. For speed over
-    numpy's layout see ``pfft.plan(..., kind="r2c", spectrum="padded")``.
+    shape and is evenly sharded, the halved axis whole: on a pencil grid two
+    exchanges where the grid divides the other axes by both its sizes (the output is
+    split over both mesh axes at once, ``P(None, ('x', 'y'), None)``), else three; on a
+    slab one. See also ``pfft.plan(..., kind="r2c", spectrum="padded")``.
 
     Parameters
     ----------

@@ -7,9 +7,12 @@ grid divides (no padding) next to the one it gathers (cheaper packing).
 
 Real transforms add one rule: the halved axis (the last of ``axes``) is
 transformed first by a real-to-complex chain and last by a complex-to-real one.
-Its ``n//2 + 1`` points never divide an even grid axis, so a chain that leaves it
-split ends with one more all-to-all that makes it whole again (unless the caller
-asks for the padded spectrum).
+Its ``n//2 + 1`` points never divide an even grid axis, so where an even output is
+asked for the walk avoids splitting it: rather than move a split onto it, it merges
+the split into another split axis that divides by both (a pencil's ``'y'`` joins
+``'x'`` on axis 0, then both move to axis 1: two exchanges). Only where no axis can
+take it does the halved axis get split, and one more all-to-all makes it whole again
+(unless the caller asks for the padded spectrum).
 """
 from __future__ import annotations
 
@@ -153,6 +156,11 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
                                 layout.shape[gs[1]] % layout.parts(gs[0]) != 0,
                                 abs(gs[0] - gs[1]), gs[1], gs[0]))
             stage = _move(layout, gather, scatter)
+            if even_output and layout.shape[scatter] % layout.parts(gather) != 0:
+                # the only whole axis would be split unevenly (a real transform's
+                # halved axis): merge into a split axis instead where one divides
+                # evenly, which saves the exchange that evens the output up
+                stage = _merge(layout, pending, gather_only=False) or stage
         else:                 # every axis split: merge a pending axis's split into another's
             stage = _merge(layout, pending)
         stages.append(stage)
@@ -171,10 +179,10 @@ def _move(layout: Layout, gather: int, scatter: int) -> Exchange:
     return Exchange(m, layout.grid_size(m), gather, scatter)
 
 
-def _merge(layout: Layout, pending) -> Stage:
-    """With no whole axis left: move a pending axis's split onto another split axis
-    that divides evenly by both (it is then split over both, as ``('x', 'y')``); an
-    all-gather of the pending axis where no axis can take it."""
+def _merge(layout: Layout, pending, gather_only: bool = True) -> Stage | None:
+    """Move a pending axis's split onto another split axis that divides evenly by
+    both (it is then split over both, as ``('x', 'y')``). Where no axis can take it:
+    an all-gather of the pending axis (``gather_only``), else ``None``."""
     options = [(g, s) for g in pending for s in range(layout.ndim)
                if s != g and layout.split[s] is not None and layout.is_even(s)
                and layout.shape[s] % (layout.parts(s) * layout.parts(g)) == 0]
@@ -182,6 +190,8 @@ def _merge(layout: Layout, pending) -> Stage:
         g, s = min(options, key=lambda gs: (abs(gs[0] - gs[1]), gs[1], gs[0]))
         m = layout.split[g]
         return Exchange(m, layout.grid_size(m), g, s, scatter_had=layout.parts(s))
+    if not gather_only:
+        return None
     g = pending[0]
     return Gather(layout.split[g], layout.parts(g), g)
 

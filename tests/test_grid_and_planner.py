@@ -121,14 +121,20 @@ def test_chains_transform_each_axis_once_and_end_even(shape, grid, axes, kind):
     assert lay == chain.out_layout
 
 
-def test_real_pencil_chain_ends_with_the_halved_axis_whole():
-    """rfftn on a 2x2 pencil: three all-to-alls, the last one making the halved axis
-    whole; the padded spectrum saves it; a slab needs one."""
+def test_real_pencil_chain_never_splits_the_halved_axis():
+    """rfftn on a 2x2 pencil in numpy's layout: two exchanges, the halved axis never
+    split (the first moves 'y' next to 'x' on axis 0, the second moves both onto axis
+    1); where the grid does not divide an axis by both, three, the last one making the
+    halved axis whole again. The padded spectrum takes two either way."""
     grid = (("x", 2), ("y", 2))
     chain = build_chain(default_layout((16, 16, 16), (0, 1, 2), grid), (0, 1, 2), kind="r2c")
     assert chain.stages[0] == RealFFT((2,), 16, True)
-    assert chain.exchanges == 3 and not any(isinstance(s, Gather) for s in chain.stages)
-    assert chain.out_layout.spec == P("y", "x", None) and chain.out_layout.shape == (16, 16, 9)
+    assert chain.exchanges == 2 and not any(isinstance(s, Gather) for s in chain.stages)
+    assert chain.out_layout.spec == P(None, ("x", "y"), None)
+    assert chain.out_layout.shape == (16, 16, 9)
+    assert all(s.scatter != 2 for s in chain.stages if isinstance(s, Exchange))
+    odd = build_chain(default_layout((6, 6, 16), (0, 1, 2), grid), (0, 1, 2), kind="r2c")
+    assert odd.exchanges == 3 and odd.out_layout.spec == P("y", "x", None)
     padded = build_chain(default_layout((16, 16, 16), (0, 1, 2), grid), (0, 1, 2), kind="r2c",
                          even_output=False)
     assert padded.exchanges == 2 and padded.out_layout.spec == P(None, "x", "y")
