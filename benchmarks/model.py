@@ -40,20 +40,20 @@ def spectral_bytes(shape, itemsize: int, kind: str = "c2c") -> int:
     return itemsize * math.prod(shape)
 
 
-def exchange_axes(grid: Sequence[int], kind: str = "c2c") -> list[int]:
-    """Grid-axis index of each all-to-all of pfft's plan: none on one device, one for
-    a slab, two for a pencil grid (a real transform with numpy's spectrum layout
-    needs a third on a pencil grid, to even the halved axis up)."""
+def exchange_axes(grid: Sequence[int], kind: str = "c2c") -> list:
+    """Grid-axis index of each all-to-all of pfft's plan (a tuple of indices for one
+    over a group of grid axes): none on one device, one for a slab, two for a pencil
+    grid (a real transform with numpy's spectrum layout moves its second over both
+    grid axes at once, keeping the halved axis whole)."""
     axes = [i for i, p in enumerate(grid) if p > 1]
     if len(axes) <= 1:
         return axes
-    out = [axes[1], axes[0]]
-    return out + [axes[1]] if kind == "r2c" else out
+    return [axes[1], tuple(axes)] if kind == "r2c" else [axes[1], axes[0]]
 
 
 def predict(shape, grid: Sequence[int], itemsize: int, *, mem_bw: float,
             a2a_bw: float | Sequence[float], kind: str = "c2c",
-            exchanges: Sequence[int] | None = None, fft_passes: float = 3.0,
+            exchanges: Sequence | None = None, fft_passes: float = 3.0,
             passes_per_exchange: float = 2.0) -> dict:
     """Predicted time of one forward transform, in seconds, and its parts.
 
@@ -73,7 +73,8 @@ def predict(shape, grid: Sequence[int], itemsize: int, *, mem_bw: float,
     kind
         ``"c2c"`` or ``"r2c"`` (works on the half spectrum: about half the bytes).
     exchanges
-        Grid-axis index of each all-to-all; default :func:`exchange_axes`.
+        Grid-axis index of each all-to-all (a tuple for one over a group of grid
+        axes); default :func:`exchange_axes`.
     fft_passes, passes_per_exchange
         Passes over the local volume for the local FFTs (3) and per exchange (pack
         and unpack: 2).
@@ -90,7 +91,11 @@ def predict(shape, grid: Sequence[int], itemsize: int, *, mem_bw: float,
         exchanges = exchange_axes(grid, kind)
     bws = list(a2a_bw) if isinstance(a2a_bw, (list, tuple)) else [a2a_bw] * len(grid)
     pass_s = v / mem_bw
-    comm = sum((1 - 1 / grid[a]) * v / bws[a] for a in exchanges)
+    def cost(a):             # one grid axis, or a group: its devices, its slowest link
+        group = a if isinstance(a, tuple) else (a,)
+        p = math.prod(grid[i] for i in group)
+        return (1 - 1 / p) * v / min(bws[i] for i in group)
+    comm = sum(cost(a) for a in exchanges)
     fft = fft_passes * pass_s
     pack = passes_per_exchange * len(exchanges) * pass_s
     return {"volume_bytes": v, "fft_s": fft, "pack_s": pack, "comm_s": comm,

@@ -169,7 +169,9 @@ def model_for(shape, grid, mesh, itemsize, kind, cal, chain=None) -> float:
         bws.append((1 - 1 / p) * v / (t * 1e-3) if t else math.inf)
     exchanges = None
     if chain is not None:
-        exchanges = [names.index(s.mesh_axis) for s in chain.stages if hasattr(s, "mesh_axis")]
+        exchanges = [names.index(s.mesh_axis) if isinstance(s.mesh_axis, str)
+                     else tuple(names.index(m) for m in s.mesh_axis)
+                     for s in chain.stages if hasattr(s, "mesh_axis")]
     r = model.predict(shape, grid, itemsize, mem_bw=mem_bw, a2a_bw=bws, kind=kind,
                       exchanges=exchanges)
     return 1e3 * r["total_s"]
