@@ -82,8 +82,6 @@ class Plan(PlanCore):
                  fuse_exchanges: bool = True):
         self.mesh = mesh
         self.grid = in_layout.grid
-        self.engine_name = engine
-        self.fuse_exchanges = fuse_exchanges
         devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=n,
                          spectrum=spectrum, padding=padding,

@@ -110,26 +110,22 @@ class MPIPlan(PlanCore):
                  kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
                  fuse_exchanges: bool = True):
         self.grid = grid
-        self.engine_name = engine
-        self.fuse_exchanges = fuse_exchanges
         # a name ("auto", "native", "xla", or None for $PFFT_ENGINE / auto) or a module
         bound = (engine_for_plan(engine, jax.local_devices()[:1], fuse_exchanges)
                  if engine is None or isinstance(engine, str) else engine)
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=None,
                          spectrum=spectrum, padding=padding, engine=bound,
                          transport=grid.transport, effects=grid.transport.effects())
-        self.transport = grid.transport
-        self.effects = self.transform.effects
         out = self.chain.out_layout
-        self.padded_output = spectrum == "padded"
+        padded = spectrum == "padded"
         self.in_shape = self.chain.in_layout.shape
-        self.out_shape = out.padded_shape if self.padded_output else out.shape
+        self.out_shape = out.padded_shape if padded else out.shape
         # a rank's place along each mesh axis, and along each group of them
         coords = {**grid.coords, **grid.transport.coords}
         self.local_in_slices = _block_slices(self.chain.in_layout, coords)
         self.local_out_slices = _block_slices(out, coords)
         self.local_in_shape = _extent(self.local_in_slices)
-        self.local_out_shape = (out.local_shape if self.padded_output
+        self.local_out_shape = (out.local_shape if padded
                                 else _extent(self.local_out_slices))
 
     # -- execution -------------------------------------------------------------------
