@@ -154,6 +154,15 @@ def check_padding(padding, shape, axes, where: str):
     return fine, tuple((a, shape[a]) for a in axes if fine[a] != shape[a])
 
 
+def check_fuse_exchanges(fuse, where: str) -> bool | str:
+    """A plan's ``fuse_exchanges``: ``"auto"`` (by block size), ``True`` or ``False``."""
+    if isinstance(fuse, str) and fuse.lower() == "auto":
+        return "auto"
+    if isinstance(fuse, (bool, np.bool_)):
+        return bool(fuse)
+    raise ValueError(f"{where}: fuse_exchanges must be 'auto', True or False, got {fuse!r}")
+
+
 def check_tune(tune, where: str, in_sharding=None) -> None:
     """A plan's ``tune``: ``None``, ``"wisdom"`` or ``"measure"``; tuning chooses the
     grid, so it cannot be combined with a given ``in_sharding``."""

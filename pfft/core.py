@@ -345,11 +345,11 @@ class PlanCore:
         raise NotImplementedError
 
     # -- description -----------------------------------------------------------------
-    def _stage_lines(self, fused: bool) -> list[str]:
-        """The chain, one stage a line (``fused``: exchanges run as pieces)."""
+    def _stage_lines(self, shifted=lambda st: False) -> list[str]:
+        """The chain, one stage a line (``shifted(st)``: exchange ``st`` runs as pieces)."""
         lines = [f"  in : {self.chain.in_layout}"]
         lines += [f"  {i}. {st}" + (f", as {st.size - 1} collective permute(s) of pieces"
-                                    if fused and isinstance(st, Exchange) else "")
+                                    if shifted(st) else "")
                   for i, st in enumerate(self.chain.stages, 1)]
         lines.append(f"  out: {self.chain.out_layout}")
         return lines

@@ -281,6 +281,10 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     if use_pieces and balanced:  # pragma: no cover - a defect: pieces are ceil-sized
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
     kw = dict(engine=engine, transport=transport)
+
+    def shifted(st) -> bool:            # this exchange runs as shifts of pieces
+        return pieces_path.shifted(st, engine, transport, x.size * x.dtype.itemsize)
+
     for i, st in enumerate(stages):
         nxt = stages[i + 1] if i + 1 < len(stages) else None
         if use_pieces:
@@ -289,15 +293,15 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             if block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
                 raise RuntimeError(f"pieces path: block in axis order {block.order}")
             fft_stage = isinstance(st, (LocalFFT, RealFFT))
-            if fft_stage and (isinstance(block.data, Pieces) or isinstance(nxt, Exchange)):
+            if fft_stage and (isinstance(block.data, Pieces) or shifted(nxt)):
                 block.data = pieces_path.transform(
                     block.data, st, inverse=inverse, weighted=weighted,
                     scale=block.take_scale(), shape=shape,
-                    exchange=nxt if isinstance(nxt, Exchange) else None, **kw)
+                    exchange=nxt if shifted(nxt) else None, **kw)
                 if isinstance(st, RealFFT):
                     shape[st.axis] = st.half if st.to_complex else st.n
                 continue
-            if isinstance(st, Exchange):
+            if shifted(st):
                 if not pieces_path.ready_for(block.data, st):
                     block.data = pieces_path.pack(block.data, st, scale=block.take_scale(), **kw)
                 block.data = pieces_path.exchange(block.data, st, gathered_extent(st, shape),

@@ -20,7 +20,15 @@ from __future__ import annotations
 
 from .stages import Exchange, LocalFFT, RealFFT
 
-__all__ = ["Pieces", "enabled", "transform", "ready_for", "pack", "exchange", "assemble"]
+__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "transform", "ready_for", "pack", "exchange",
+           "assemble"]
+
+# Per-device block bytes per shift beyond the first below which one all-to-all beats
+# ``p - 1`` shifts: each shift is a collective of its own (about 130 µs fixed on the
+# 2-core machine against about 70 µs for the one all-to-all; `python -m
+# benchmarks.fixed_costs`), while the all-to-all pays two copy passes over the block
+# (its pack and unpack) that the pieces avoid. docs/performance.md has the figures.
+SHIFT_BYTES = 512 * 1024
 
 
 class Pieces:
@@ -52,6 +60,21 @@ class Pieces:
 def enabled(engine, transport) -> bool:
     """Whether chains on ``engine`` over ``transport`` exchange pieces."""
     return bool(getattr(engine, "PIECES", False) and getattr(transport, "SHIFTS", False))
+
+
+def shifts_pay(st: Exchange, block_bytes: int) -> bool:
+    """Whether exchange ``st`` of a ``block_bytes`` block runs faster as shifts of
+    pieces than as one all-to-all with its pack and unpack copies."""
+    return st.size <= 2 or block_bytes >= (st.size - 2) * SHIFT_BYTES
+
+
+def shifted(st, engine, transport, block_bytes: int) -> bool:
+    """Whether stage ``st`` is an exchange that runs as shifts of pieces, in a chain on
+    ``engine`` over ``transport`` whose local input block has ``block_bytes`` bytes:
+    the engine's ``fuse`` setting ``True`` always, ``"auto"`` where :func:`shifts_pay`."""
+    if not (isinstance(st, Exchange) and enabled(engine, transport)):
+        return False
+    return engine.fuse is True or shifts_pay(st, block_bytes)
 
 
 def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_len: int,

@@ -7,6 +7,7 @@ its jitted functions, so a simulation's loop never replans nor retraces.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import warnings
 from typing import Callable
@@ -16,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import NORMS, SPECTRA, check_cast, check_tune
+from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_tune
 from .autodiff import BACKWARD, FORWARD, Variant
 from .core import PlanCore, layout_of_spec, plan_arguments
 from .engines.choice import engine_for_plan
@@ -24,7 +25,7 @@ from .grid import grid_axes
 from .hlo import count_collectives
 from .layout import Layout, default_layout
 from .lru import LRUCache
-from .pieces import enabled as pieces_enabled
+from .pieces import shifted
 from .sharding import is_tracer, place
 from .stages import Gather
 from .transports import xla as xla_transport
@@ -79,7 +80,7 @@ class Plan(PlanCore):
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
                  padding: tuple[tuple[int, int], ...] = (), engine: str = "auto",
-                 fuse_exchanges: bool = True):
+                 fuse_exchanges: bool | str = "auto"):
         self.mesh = mesh
         self.grid = in_layout.grid
         devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
@@ -173,8 +174,10 @@ class Plan(PlanCore):
         grid = "x".join(str(s) for _, s in self.grid) or "1"
         names = ",".join(m for m, _ in self.grid)
         head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
-        fused = pieces_enabled(self.engine, xla_transport)
-        return "\n".join([head] + self._stage_lines(fused))
+        local = self.chain.in_layout.local_shape
+        block_bytes = math.prod(local) * np.dtype(self.in_dtype).itemsize
+        return "\n".join([head] + self._stage_lines(
+            lambda st: shifted(st, self.engine, xla_transport, block_bytes)))
 
 
 def _warn_if_replicated(plan: "Plan") -> None:
@@ -237,11 +240,12 @@ def padded_spectrum_length(shape, spec, mesh, axes) -> int | None:
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
              n: int | None = None, spectrum: str = "numpy", padding=(),
-             engine: str | None = None, fuse_exchanges: bool = True) -> Plan:
+             engine: str | None = None, fuse_exchanges: bool | str = "auto") -> Plan:
     """The cached plan for these arguments (made on first use)."""
     engine = (engine or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
-           tuple(padding), engine, bool(fuse_exchanges))
+           tuple(padding), engine, fuse_exchanges)
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
                                                 padding=tuple(padding), engine=engine,
@@ -251,7 +255,7 @@ def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
          padding: float = 1.0, tune: str | None = None, engine: str | None = None,
-         fuse_exchanges: bool = True) -> Plan:
+         fuse_exchanges: bool | str = "auto") -> Plan:
     """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) for arrays of one shape.
 
     Parameters
@@ -297,8 +301,12 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     fuse_exchanges
         On CPU with the native engine: let the FFT before an exchange write the pieces
         it moves and the FFT after it read them where they land (``p - 1`` collective
-        permutes per exchange; :mod:`pfft.pieces`). ``False`` runs the same chain with
-        separate all-to-alls (for comparison). Part of the plan's cache key.
+        permutes per exchange; :mod:`pfft.pieces`). ``"auto"`` (default) does so for
+        the exchanges whose blocks are large enough to pay for the extra collectives
+        (every exchange over 2 devices; over ``p`` devices, blocks of at least
+        ``(p - 2) * 512 KiB``: :func:`pfft.pieces.shifts_pay`) and runs the others as
+        one all-to-all each; ``True`` fuses every exchange, ``False`` none. The result
+        is the same up to rounding. Part of the plan's cache key.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if

@@ -123,6 +123,8 @@ def test_a_plan_called_on_another_shape_or_dtype():
     (dict(in_sharding=P("x", None, None, "y")), ValueError, ["in_sharding", "4 entries"]),
     (dict(in_sharding="x"), TypeError, ["in_sharding", "PartitionSpec"]),
     (dict(norm=1), ValueError, ["norm"]),
+    (dict(fuse_exchanges="yes"), ValueError, ["fuse_exchanges", "'auto'", "'yes'"]),
+    (dict(fuse_exchanges=1), ValueError, ["fuse_exchanges", "got 1"]),
 ])
 def test_plan_arguments_are_checked(kwargs, error, words):
     args = dict(shape=(8, 8, 8), dtype=np.float32, mesh=pfft.make_mesh((2, 2)))

@@ -14,11 +14,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import pfft
-from conftest import TOL, random_array, rel_err
+from conftest import TOL, planned_collectives, random_array, rel_err
 from pfft.hlo import COLLECTIVES, count_collectives
 from kernel_build import cpu_kernels_expected, missing_kernels_reason
+from pfft import pieces
 from pfft.engines import native
-from pfft.stages import Exchange, Gather
+from pfft.stages import Exchange
 
 # skipped only where the kernels cannot be built (no C++ compiler, or
 # PFFT_ALLOW_NO_KERNELS=1); elsewhere a missing library fails these tests
@@ -156,21 +157,18 @@ def test_pieces_kernel_rejects_bad_arguments():
         native.fft_pieces([x], -1, 4, kind="dct", out_shape=(4, 4))
 
 
-def _expected_collectives(stages, fused: bool) -> dict[str, int]:
-    """The collectives a chain must compile to, counted from its stages alone.
+def _expected_collectives(plan, fuse, reverse: bool = False) -> dict[str, int]:
+    """The collectives a plan's chain must compile to.
 
-    An exchange over ``p`` devices is ``p - 1`` collective permutes of pieces on the
-    fused CPU path and one all-to-all otherwise; a gather is one all-gather.
+    An exchange over ``p`` devices is ``p - 1`` collective permutes of pieces with
+    ``fuse_exchanges=True``, one all-to-all with ``False``, and either, by block size,
+    with ``"auto"``; a gather is one all-gather.
     """
-    want = dict.fromkeys(COLLECTIVES, 0)
-    for st in stages:
-        if isinstance(st, Exchange):
-            if fused:
-                want["collective-permute"] += st.size - 1
-            else:
-                want["all-to-all"] += 1
-        elif isinstance(st, Gather):
-            want["all-gather"] += 1
+    want = planned_collectives(plan, reverse)
+    if fuse is True:
+        assert want["all-to-all"] == 0
+    elif fuse is False:
+        assert want["collective-permute"] == 0
     return want
 
 
@@ -213,12 +211,12 @@ def test_fused_plans_equal_unfused_plans_and_numpy(grid, shape):
     for fuse in (True, False):
         plan = pfft.plan(shape, np.complex128, mesh, engine="native", fuse_exchanges=fuse)
         forward, ops = _compiled(plan.forward, xs)
-        assert ops == _expected_collectives(plan.chain.stages, fuse)
+        assert ops == _expected_collectives(plan, fuse)
         if shape == (16, 12, 8):                 # every grid here divides it: it is split
             assert sum(ops.values()) >= len([s for s in grid if s > 1])
         k = forward(xs)
         backward, ops = _compiled(plan.backward, k)
-        assert ops == _expected_collectives(plan.chain.reversed().stages, fuse)
+        assert ops == _expected_collectives(plan, fuse, reverse=True)
         back = backward(k)
         g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(plan.forward(a)) ** 2)))(xs)
         results[fuse] = (np.asarray(k), np.asarray(back), np.asarray(g))
@@ -246,10 +244,10 @@ def test_fused_real_plans_equal_unfused_plans_and_numpy(grid, shape, spectrum):
         plan = pfft.plan(shape, np.float64, mesh, kind="r2c", spectrum=spectrum,
                          engine="native", fuse_exchanges=fuse)
         forward, ops = _compiled(plan.forward, xs)
-        assert ops == _expected_collectives(plan.chain.stages, fuse)
+        assert ops == _expected_collectives(plan, fuse)
         k = forward(xs)
         backward, ops = _compiled(plan.backward, k)
-        assert ops == _expected_collectives(plan.chain.reversed().stages, fuse)
+        assert ops == _expected_collectives(plan, fuse, reverse=True)
         back = backward(k)
         wt = jnp.asarray(np.random.default_rng(1).standard_normal(plan.out_shape))
         g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(plan.forward(a)) ** 2 * wt)))(xs)
@@ -260,3 +258,37 @@ def test_fused_real_plans_equal_unfused_plans_and_numpy(grid, shape, spectrum):
     assert rel_err(back, x) <= 1e-12
     for a, b in zip(results[True], results[False]):
         assert rel_err(a, b) <= 1e-13
+
+
+@pytest.mark.parametrize("grid", [(2,), (4,), (8,), (2, 4)])
+def test_auto_fusion_shifts_pieces_only_where_the_block_pays_for_it(grid):
+    """``fuse_exchanges="auto"`` (the default): an exchange over 2 devices is one
+    collective permute of pieces; over ``p > 2`` devices it is ``p - 1`` permutes when
+    the device's block holds at least ``(p - 2) * SHIFT_BYTES`` bytes, else one
+    all-to-all (a small block cannot pay for the extra collectives). Read from the
+    compiled HLO on both sides of the threshold, and in the plan's description."""
+    mesh = pfft.make_mesh(grid)
+    devices = int(np.prod(grid))
+    for shape in [(16, 16, 16), (128, 128, 192)]:          # 4 KiB-64 KiB; 3-24 MiB a device
+        plan = pfft.plan(shape, np.complex64, mesh)
+        block = int(np.prod(shape)) * 8 // devices
+        x = jax.ShapeDtypeStruct(shape, np.complex64, sharding=plan.in_sharding)
+        ops = count_collectives(jax.jit(plan.forward).lower(x).compile().as_text())
+        want = dict.fromkeys(COLLECTIVES, 0)
+        described = 0
+        for stage in plan.chain.stages:
+            if isinstance(stage, Exchange):
+                if stage.size <= 2 or block >= (stage.size - 2) * pieces.SHIFT_BYTES:
+                    want["collective-permute"] += stage.size - 1
+                    described += 1
+                else:
+                    want["all-to-all"] += 1
+        assert ops == want
+        assert repr(plan).count("collective permute(s) of pieces") == described
+    big = pfft.plan((128, 128, 192), np.complex64, mesh)
+    small = pfft.plan((16, 16, 16), np.complex64, mesh)
+    if grid == (8,):            # the two sides of the threshold, spelled out
+        assert count_collectives(jax.jit(big.forward).lower(
+            jax.ShapeDtypeStruct(big.in_shape, np.complex64, sharding=big.in_sharding)
+        ).compile().as_text())["collective-permute"] == 7
+        assert small.collectives()["all-to-all"] == 1

@@ -82,20 +82,22 @@ class BoundEngine:
 
     Simulated devices in one process call the kernel at the same time, so each gets
     a share of the cores (``cores // local devices``, at least one). ``fuse``: let the
-    CPU kernels write and read the pieces exchanges move (:mod:`pfft.pieces`); off,
-    the same chains run with separate all-to-alls. A value: equal settings compare
+    CPU kernels write and read the pieces exchanges move (:mod:`pfft.pieces`):
+    ``True`` for every exchange, ``"auto"`` where the block is large enough to pay
+    for the extra collectives (:func:`pfft.pieces.shifts_pay`); ``False``: the same
+    chains run with separate all-to-alls. A value: equal settings compare
     (and hash) equal, so a plan's description can hold it.
     """
 
     STRIDED = True
 
     def __init__(self, module: ModuleType, nthreads: int, platform: str = "cpu",
-                 fuse: bool = True):
+                 fuse: bool | str = "auto"):
         self.module, self.nthreads, self.name = module, nthreads, "native"
-        self.platform, self.fuse = platform, bool(fuse)
+        self.platform, self.fuse = platform, fuse
         self.natural_scale = module.natural_scale
         # FFTs that write (and read) the pieces an exchange moves: CPU kernels only
-        self.PIECES = self.fuse and module.pieces_available(platform)
+        self.PIECES = self.fuse is not False and module.pieces_available(platform)
 
     def _key(self):
         return (self.module.__name__, self.nthreads, self.platform, self.fuse)
@@ -121,7 +123,8 @@ class BoundEngine:
                                  nthreads=self.nthreads)
 
 
-def engine_for_plan(name: str | None, devices, fuse: bool = True) -> ModuleType | BoundEngine:
+def engine_for_plan(name: str | None, devices,
+                    fuse: bool | str = "auto") -> ModuleType | BoundEngine:
     """The engine a plan over ``devices`` runs: xla, or native bound to a thread share
     (``fuse``: exchanges as pieces written by the FFTs, where the kernels can).
 

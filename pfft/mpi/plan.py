@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..arguments import check_cast, check_tune
+from ..arguments import check_cast, check_fuse_exchanges, check_tune
 from ..autodiff import Variant
 from ..core import PlanCore, layout_of_spec, plan_arguments
 from ..engines.choice import engine_for_plan
@@ -108,7 +108,7 @@ class MPIPlan(PlanCore):
 
     def __init__(self, shape, dtype, grid: ProcessGrid, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
-                 fuse_exchanges: bool = True):
+                 fuse_exchanges: bool | str = "auto"):
         self.grid = grid
         # a name ("auto", "native", "xla", or None for $PFFT_ENGINE / auto) or a module
         bound = (engine_for_plan(engine, jax.local_devices()[:1], fuse_exchanges)
@@ -187,7 +187,7 @@ class MPIPlan(PlanCore):
             return "[" + ", ".join(f"{s.start}:{s.stop}" for s in slices) + "]"
         head = self._headline("MPIPlan", f"grid {dims} ({','.join(g.names)}) over "
                                          f"{g.size} MPI ranks")
-        lines = [head] + self._stage_lines(False)
+        lines = [head] + self._stage_lines()
         lines.append(f"  rank {g.rank} {g.coords}: in block {where(self.local_in_slices)} "
                      f"{self.local_in_shape}, out block {where(self.local_out_slices)} "
                      f"{self.local_out_shape}")
@@ -209,7 +209,8 @@ def clear_plan_cache() -> None:
 
 def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
-         tune: str | None = None, engine=None, fuse_exchanges: bool = True) -> MPIPlan:
+         tune: str | None = None, engine=None,
+         fuse_exchanges: bool | str = "auto") -> MPIPlan:
     """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) over MPI ranks.
 
     The arguments and their checks are :func:`pfft.plan`'s (one plan core: the same
@@ -281,12 +282,13 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
 
 def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,
              kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
-             fuse_exchanges: bool = True) -> MPIPlan:
+             fuse_exchanges: bool | str = "auto") -> MPIPlan:
     """The cached MPI plan for checked arguments (made on first use); ``layout``:
     the input's, by default :func:`mpi_layout`'s."""
     layout = layout or mpi_layout(shape, axes, grid.grid)
+    fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.mpi.plan")
     key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(padding), engine,
-           bool(fuse_exchanges))
+           fuse_exchanges)
     return _CACHE.get_or_make(key, lambda: MPIPlan(
         shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
         padding=padding, engine=engine, fuse_exchanges=fuse_exchanges))
