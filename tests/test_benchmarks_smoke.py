@@ -108,3 +108,42 @@ def test_mpi_gpu_benchmark_on_cpu(tmp_path):
         assert float(r["rel_err"]) < 1e-5 and float(r["round_trip_err"]) < 1e-5, r
         assert 0 < float(r["mpi_ms"]) < math.inf and float(r["one_jnp_ms"]) > 0, r
     assert "| 16³ | complex64 | 2 | 2x1 |" in proc.stdout
+
+
+def test_real_workloads_quick(tmp_path):
+    """`python -m benchmarks.real_workloads --quick --plot` (issue 15's report at 32³ on
+    2x2): every ratio of the table is positive and finite, pfft's spectrum matches
+    numpy, the plot is drawn and `--from-csv` re-renders the same table."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.real_workloads", "--quick",
+                           "--plot", "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "real_workloads.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["size"], r["dtype"], r["grid"]) for r in rows] == [("32", "float32", "2x2")]
+    row = rows[0]
+    assert int(row["exchanges"]) == 2 and float(row["rel_err"]) < 1e-6
+    for key in ("rfftn", "irfftn", "padded_rfftn", "padded_irfftn", "round_trip", "step"):
+        assert 0 < float(row[key]) and math.isfinite(float(row[key])), key
+    assert (tmp_path / "real_workloads.png").stat().st_size > 1000
+    again = subprocess.run([sys.executable, "-m", "benchmarks.real_workloads", "--from-csv",
+                            str(tmp_path / "real_workloads.csv"), "--out", str(tmp_path)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (tmp_path / "real_workloads.md").read_text().strip() in again.stdout
+
+
+def test_fixed_costs_tiny(tmp_path):
+    """`python -m benchmarks.fixed_costs` on 4 devices at 1 KiB: the permute exchange it
+    times is checked equal to the all-to-all inside, and every time is positive."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.fixed_costs", "--devices", "4",
+                           "--kib", "1", "--repeats", "3", "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "fixed_costs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 1 and int(rows[0]["devices"]) == 4
+    for key in ("dispatch_us", "all_to_all_us", "permutes_us"):
+        assert 0 < float(rows[0][key]) < 1e7, key

@@ -1,0 +1,171 @@
+"""Fixed costs on simulated CPU devices: what a tiny exchange and a tiny kernel call cost.
+
+Small blocks (64³ and below) are where fixed costs show (issue 15). In one run, median
+of repeated calls after a warm-up, each jitted once:
+
+- ``dispatch``: a jitted ``shard_map`` that returns its input plus one: the floor of
+  any jitted call on the grid (launch, argument handling, synchronisation);
+- ``all_to_all``: one tiled ``lax.all_to_all`` of a block of ``B`` bytes per device
+  over a mesh axis of ``p`` devices;
+- ``p - 1 permutes``: the same exchange as ``p - 1`` ``lax.ppermute`` shifts plus the
+  piece that stays, as pfft's pieces path runs it (:mod:`pfft.pieces`);
+- the native engine's kernel call (:func:`pfft.engines.native.fft`) and XLA's FFT on
+  one device, on a block of ``B`` bytes, next to a jitted ``x + 1`` of the same block;
+- a whole jitted pfft ``rfftn`` of 16³ on a slab of ``p`` devices against one-device
+  ``jnp.fft.rfftn``: everything fixed about a distributed transform.
+
+The exchange columns subtract nothing: each is the whole jitted call, to be read
+against ``dispatch``.
+
+    python -m benchmarks.fixed_costs [--devices 4 8] [--kib 1 16 256 4096] [--repeats 51]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+from functools import partial
+
+from .common import median_time, simulate_cpu_devices, write_results
+
+simulate_cpu_devices(8)
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+
+from pfft.engines import native  # noqa: E402
+
+AXIS = "d"
+
+
+def _on_mesh(fn, mesh):
+    return jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=P(AXIS), out_specs=P(AXIS)))
+
+
+def _permutes(x, p: int):
+    """The exchange as ``p - 1`` shifts: the piece for device ``me + k`` goes ``k`` on."""
+    me = lax.axis_index(AXIS)
+    width = x.shape[1] // p
+    received = []
+    for k in range(p):
+        piece = lax.dynamic_slice_in_dim(x, ((me + k) % p) * width, width, axis=1)
+        if k:
+            piece = lax.ppermute(piece, AXIS, [(i, (i + k) % p) for i in range(p)])
+        received.append(piece)                       # came from device me - k
+    by_source = jnp.take(jnp.stack(received), (me - jnp.arange(p)) % p, axis=0)
+    return by_source.reshape(p * x.shape[0], width)
+
+
+def exchange_rows(devices, kib_list, repeats):
+    rows = []
+    for p in devices:
+        mesh = jax.make_mesh((p,), (AXIS,), devices=jax.devices()[:p],
+                             axis_types=(jax.sharding.AxisType.Explicit,))
+        for kib in kib_list:
+            # a (rows, 8p) complex64 block of ``kib`` KiB per device
+            cols = p * 8
+            rows_local = max(1, kib * 1024 // 8 // cols)
+            x = jnp.asarray(np.random.default_rng(0).standard_normal((p * rows_local, cols)),
+                            jnp.complex64)
+            x = jax.device_put(x, NamedSharding(mesh, P(AXIS)))
+            nbytes = rows_local * cols * 8
+            fns = {
+                "dispatch": _on_mesh(lambda b: b + 1, mesh),
+                "all_to_all": _on_mesh(
+                    lambda b: lax.all_to_all(b, AXIS, 1, 0, tiled=True), mesh),
+                "permutes": _on_mesh(partial(_permutes, p=p), mesh),
+            }
+            ref = np.asarray(fns["all_to_all"](x))
+            got = np.asarray(fns["permutes"](x))
+            if not np.array_equal(ref, got):
+                raise RuntimeError("the permute exchange does not equal the all-to-all")
+            t = {k: median_time(f, x, repeats=repeats) for k, f in fns.items()}
+            rows.append(dict(devices=p, block_bytes=nbytes,
+                             dispatch_us=1e6 * t["dispatch"],
+                             all_to_all_us=1e6 * t["all_to_all"],
+                             permutes_us=1e6 * t["permutes"],
+                             permutes_over_all_to_all=t["permutes"] / t["all_to_all"]))
+    return rows
+
+
+def plan_rows(devices, repeats, n: int = 16):
+    """A whole jitted ``rfftn`` of ``n³`` float32 (the smallest blocks) on a slab of
+    ``p`` devices and on one device: the fixed cost of a distributed transform."""
+    import pfft
+
+    x = np.random.default_rng(0).standard_normal((n, n, n)).astype(np.float32)
+    one = jax.device_put(x, jax.devices()[0])
+    t_one = median_time(jax.jit(jnp.fft.rfftn), one, repeats=repeats)
+    rows = []
+    for p in devices:
+        plan = pfft.plan(x.shape, np.float32, pfft.make_mesh((p,)), kind="r2c")
+        xs = jax.device_put(x, plan.in_sharding)
+        t = median_time(jax.jit(plan.forward), xs, repeats=repeats)
+        rows.append(dict(devices=p, size=n, one_device_us=1e6 * t_one, pfft_us=1e6 * t,
+                         exchanges=plan.chain.exchanges))
+    return rows
+
+
+def kernel_rows(kib_list, repeats):
+    rows = []
+    dev = jax.devices()[0]
+    for kib in kib_list:
+        n = max(8, kib * 1024 // 8 // 8)
+        x = jax.device_put(jnp.ones((8, n), jnp.complex64), dev)
+        t_add = median_time(jax.jit(lambda b: b + 1), x, repeats=repeats)
+        t_xla = median_time(jax.jit(lambda b: jnp.fft.fft(b, axis=1)), x, repeats=repeats)
+        row = dict(block_bytes=8 * n * 8, jit_add_us=1e6 * t_add, xla_fft_us=1e6 * t_xla,
+                   native_fft_us=float("nan"))
+        if native.available("cpu"):
+            t_nat = median_time(jax.jit(lambda b: native.fft(b, 1)), x, repeats=repeats)
+            row["native_fft_us"] = 1e6 * t_nat
+        rows.append(row)
+    return rows
+
+
+def _table(rows, columns) -> str:
+    lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        lines.append("| " + " | ".join(f.format(r[k]) for k, _, f in columns) + " |")
+    return "\n".join(lines)
+
+
+EXCHANGE_COLUMNS = [("devices", "devices", "{}"), ("block_bytes", "block bytes / device", "{}"),
+                    ("dispatch_us", "jitted x+1 µs", "{:.0f}"),
+                    ("all_to_all_us", "one all_to_all µs", "{:.0f}"),
+                    ("permutes_us", "p−1 permutes µs", "{:.0f}"),
+                    ("permutes_over_all_to_all", "permutes / all_to_all", "{:.2f}")]
+KERNEL_COLUMNS = [("block_bytes", "block bytes", "{}"), ("jit_add_us", "jitted x+1 µs", "{:.0f}"),
+                  ("xla_fft_us", "XLA fft µs", "{:.0f}"),
+                  ("native_fft_us", "native fft µs", "{:.0f}")]
+
+PLAN_COLUMNS = [("devices", "devices", "{}"), ("size", "N (N³ float32)", "{}"),
+                ("exchanges", "exchanges", "{}"),
+                ("one_device_us", "1-device jnp rfftn µs", "{:.0f}"),
+                ("pfft_us", "pfft rfftn µs", "{:.0f}")]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--devices", nargs="+", type=int, default=[4, 8])
+    ap.add_argument("--kib", nargs="+", type=int, default=[1, 16, 256, 4096])
+    ap.add_argument("--repeats", type=int, default=51)
+    ap.add_argument("--out", default="results")
+    args = ap.parse_args(argv)
+    print(f"pfft fixed costs, {datetime.date.today()}, {platform.node()}, "
+          f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
+    ex = exchange_rows(args.devices, args.kib, args.repeats)
+    ke = kernel_rows(args.kib, args.repeats)
+    pl = plan_rows(args.devices, args.repeats)
+    table = "\n\n".join([_table(ex, EXCHANGE_COLUMNS), _table(ke, KERNEL_COLUMNS),
+                          _table(pl, PLAN_COLUMNS)])
+    print(table)
+    write_results(ex, table, args.out, "fixed_costs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""Real fields as users run them: rfftn, irfftn, round trips and a whole time step.
+
+Issue 15's report. For each size, precision and device grid, in one run (median of
+repeated calls after a warm-up, each function jitted once), every figure is a ratio
+to **the same operation on one device** (``jnp.fft``) measured in the same process:
+
+- ``rfftn`` and ``irfftn`` with numpy's spectrum layout, and with ``spectrum="padded"``;
+- a jitted round trip: three ``irfftn(rfftn(x))`` in a row;
+- a whole time step: one RK4 step of the pseudo-spectral Navier–Stokes solver of
+  :mod:`benchmarks.apps.navier_stokes` (9 real transforms of a 3-component field per
+  stage, 36 per step), with pfft's plans against the same solver on ``jnp.fft``;
+- the **floor**: DUCC's own r2c (c2r) of the whole array on the machine's cores
+  (``ducc0.fft``, the library both engines wrap; absent without ``ducc0``) plus one
+  copy pass of the spectrum over the grid per exchange of the plan, as a ratio to
+  one-device ``jnp.fft.rfftn`` (``irfftn``): what a distributed transform cannot beat
+  on this machine.
+
+    python -m benchmarks.real_workloads [--sizes 64 128 256] [--dtypes float32 float64]
+        [--grids 4 2x2 1x4 8 2x4 4x2] [--step-sizes 64 128] [--repeats 5] [--plot]
+    python -m benchmarks.real_workloads --from-csv results/real_workloads.csv --plot
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import platform
+import sys
+import time
+
+from .common import median_time, parse_grids, simulate_cpu_devices, write_results
+
+simulate_cpu_devices(8)
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import pfft  # noqa: E402
+from pfft.stages import Exchange  # noqa: E402
+
+from .apps import navier_stokes as ns  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+ROUND_TRIPS = 3
+GRIDS = ["4", "2x2", "1x4", "8", "2x4", "4x2"]
+
+
+def _round_trips(forward, backward):
+    def run(x):
+        for _ in range(ROUND_TRIPS):
+            x = backward(forward(x))
+        return x
+    return jax.jit(run)
+
+
+def _ducc_floor(x: np.ndarray, repeats: int) -> tuple[float, float]:
+    """DUCC's r2c and c2r of the whole array on all cores (nan, nan without ducc0)."""
+    try:
+        import ducc0
+    except ImportError:
+        return float("nan"), float("nan")
+    threads = os.cpu_count() or 1
+
+    def timed(fn, arg):
+        fn(arg)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn(arg)
+            times.append(time.perf_counter() - start)
+        return float(np.median(times))
+
+    k = ducc0.fft.r2c(x, nthreads=threads)
+    t_r2c = timed(lambda a: ducc0.fft.r2c(a, nthreads=threads), x)
+    t_c2r = timed(lambda a: ducc0.fft.c2r(a, axes=(0, 1, 2), lastsize=x.shape[-1],
+                                          forward=False, nthreads=threads), k)
+    return t_r2c, t_c2r
+
+
+class _Step:
+    """One jitted RK4 step of the Navier–Stokes solver and its initial state."""
+
+    def __init__(self, transforms: ns.Transforms, n: int, dtype):
+        self.state = transforms.forward(transforms.put(ns.taylor_green(n, dtype)))
+        self.step = jax.jit(ns.rk4_step(ns.rhs_function(transforms, n, nu=1 / 1600), 1e-3))
+
+
+def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print):
+    """Rows of one size and precision (one per grid)."""
+    rng = np.random.default_rng(0)
+    real = rng.standard_normal((n, n, n)).astype(dtype)
+    name = np.dtype(dtype).name
+    progress(f"{n}^3 {name}: one device")
+    one = jax.device_put(real, jax.devices()[0])
+    fwd1 = jax.jit(jnp.fft.rfftn)
+    bwd1 = jax.jit(lambda k: jnp.fft.irfftn(k, s=real.shape))
+    k1 = fwd1(one)
+    base = dict(rfftn=median_time(fwd1, one, repeats=repeats),
+                irfftn=median_time(bwd1, k1, repeats=repeats),
+                round_trip=median_time(_round_trips(jnp.fft.rfftn,
+                                                    lambda k: jnp.fft.irfftn(k, s=real.shape)),
+                                       one, repeats=repeats))
+    ref = np.fft.rfftn(real.astype(np.float64))
+    floor_r2c, floor_c2r = _ducc_floor(real, repeats)
+    if with_step:
+        solo = _Step(ns.jnp_transforms(n), n, dtype)
+        base["step"] = median_time(solo.step, solo.state, repeats=max(3, repeats // 2))
+    rows = []
+    for grid in grids:
+        label = "x".join(map(str, grid))
+        progress(f"{n}^3 {name}: grid {label}")
+        mesh = pfft.make_mesh(grid)
+        plan = pfft.plan(real.shape, dtype, mesh, kind="r2c")
+        padded = pfft.plan(real.shape, dtype, mesh, kind="r2c", spectrum="padded")
+        x = jax.device_put(real, plan.in_sharding)
+        fwd, bwd = jax.jit(plan.forward), jax.jit(plan.backward)
+        pfwd, pbwd = jax.jit(padded.forward), jax.jit(padded.backward)
+        k, kp = fwd(x), pfwd(x)
+        err = float(np.linalg.norm(np.asarray(k) - ref) / np.linalg.norm(ref))
+        t = dict(rfftn=median_time(fwd, x, repeats=repeats),
+                 irfftn=median_time(bwd, k, repeats=repeats),
+                 padded_rfftn=median_time(pfwd, x, repeats=repeats),
+                 padded_irfftn=median_time(pbwd, kp, repeats=repeats),
+                 round_trip=median_time(_round_trips(plan.forward, plan.backward), x,
+                                        repeats=repeats))
+        copy = median_time(jax.jit(lambda a: a * 2), k, repeats=repeats)
+        exchanges = sum(isinstance(st, Exchange) for st in plan.chain.stages)
+        row = dict(size=n, dtype=name, grid=label, exchanges=exchanges, rel_err=err,
+                   one_rfftn_ms=1e3 * base["rfftn"], one_irfftn_ms=1e3 * base["irfftn"],
+                   rfftn=t["rfftn"] / base["rfftn"], irfftn=t["irfftn"] / base["irfftn"],
+                   padded_rfftn=t["padded_rfftn"] / base["rfftn"],
+                   padded_irfftn=t["padded_irfftn"] / base["irfftn"],
+                   round_trip=t["round_trip"] / base["round_trip"],
+                   floor_rfftn=(floor_r2c + exchanges * copy) / base["rfftn"],
+                   floor_irfftn=(floor_c2r + exchanges * copy) / base["irfftn"],
+                   step=float("nan"), one_step_ms=float("nan"))
+        if with_step:
+            dist = _Step(ns.pfft_transforms(n, mesh, dtype), n, dtype)
+            t_step = median_time(dist.step, dist.state, repeats=max(3, repeats // 2))
+            row.update(step=t_step / base["step"], one_step_ms=1e3 * base["step"])
+        rows.append(row)
+        progress("  " + ", ".join(f"{c} {row[c]:.2f}" for c in
+                                  ("rfftn", "irfftn", "padded_rfftn", "padded_irfftn",
+                                   "round_trip", "step", "floor_rfftn")))
+    return rows
+
+
+COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}"),
+           ("exchanges", "exch.", "{}"),
+           ("one_rfftn_ms", "1-dev rfftn ms", "{:.1f}"),
+           ("rfftn", "**rfftn**", "{:.2f}"), ("floor_rfftn", "rfftn floor", "{:.2f}"),
+           ("one_irfftn_ms", "1-dev irfftn ms", "{:.1f}"),
+           ("irfftn", "**irfftn**", "{:.2f}"), ("floor_irfftn", "irfftn floor", "{:.2f}"),
+           ("padded_rfftn", "padded rfftn", "{:.2f}"),
+           ("padded_irfftn", "padded irfftn", "{:.2f}"),
+           ("round_trip", f"**{ROUND_TRIPS} round trips**", "{:.2f}"),
+           ("one_step_ms", "1-dev RK4 step ms", "{:.0f}"), ("step", "**RK4 step**", "{:.2f}"),
+           ("rel_err", "rel. error", "{:.1e}")]
+
+
+def markdown(rows) -> str:
+    lines = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
+             "|" + "---|" * len(COLUMNS)]
+    for r in rows:
+        cells = []
+        for key, _, fmt in COLUMNS:
+            value = r[key]
+            cells.append("–" if isinstance(value, float) and np.isnan(value) else fmt.format(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(rows, path: str) -> None:
+    """Ratio to one device against size: one panel per workload, a line per grid and
+    precision, the floor dotted."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("rfftn", "floor_rfftn"), ("irfftn", "floor_irfftn"),
+              ("round_trip", None), ("step", None)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), sharey=True)
+    series = sorted({(r["grid"], r["dtype"]) for r in rows})
+    for ax, (key, floor) in zip(axes, panels):
+        for i, (grid, dtype) in enumerate(series):
+            pts = sorted((int(r["size"]), float(r[key]), float(r[floor]) if floor else None)
+                         for r in rows if r["grid"] == grid and r["dtype"] == dtype)
+            pts = [p for p in pts if not np.isnan(p[1])]
+            if not pts:
+                continue
+            style = "-" if dtype == "float32" else "--"
+            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                            label=f"{grid} {dtype}")
+            if floor and i % 2 == 0:
+                ax.plot([p[0] for p in pts], [p[2] for p in pts], ":", color=line.get_color())
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_title(key.replace("_", " "))
+        ax.set_xlabel("N (N³ grid)")
+    axes[0].set_ylabel("pfft / one device")
+    axes[-1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+def _read_csv(path: str) -> list[dict]:
+    rows = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            rows.append({k: v if k in ("dtype", "grid") else
+                         int(v) if k in ("size", "exchanges") else float(v)
+                         for k, v in r.items()})
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="+", type=int, default=[64, 128, 256])
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"],
+                    choices=["float32", "float64"])
+    ap.add_argument("--grids", nargs="+", default=GRIDS)
+    ap.add_argument("--step-sizes", nargs="*", type=int, default=[64, 128],
+                    help="sizes that also time the RK4 step (none: skip it)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="32³, 2x2, float32, 2 repeats")
+    ap.add_argument("--plot", action="store_true")
+    ap.add_argument("--out", default="results")
+    ap.add_argument("--from-csv", help="re-render the table (and plot) of a finished run")
+    args = ap.parse_args(argv)
+    if args.from_csv:
+        rows = _read_csv(args.from_csv)
+    else:
+        if args.quick:
+            args.sizes, args.dtypes, args.grids = [32], ["float32"], ["2x2"]
+            args.step_sizes, args.repeats = [32], 2
+        print(f"pfft real workloads, {datetime.date.today()}, {platform.node()}, "
+              f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices",
+              flush=True)
+        rows = []
+        for n in args.sizes:
+            for dtype in args.dtypes:
+                rows += measure(n, np.dtype(dtype).type, parse_grids(args.grids),
+                                args.repeats, n in args.step_sizes,
+                                progress=lambda s: print(s, file=sys.stderr, flush=True))
+                write_results(rows, markdown(rows), args.out, "real_workloads")
+    print(markdown(rows))
+    if args.plot:
+        plot(rows, os.path.join(args.out, "real_workloads.png"))
+
+
+if __name__ == "__main__":
+    main()
