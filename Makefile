@@ -1,15 +1,19 @@
-# make demo : create .venv, install pfft, build its CPU kernels, run a 128^3 FFT on 8
-#             simulated CPU devices
-# make test : create .venv, install everything the suite needs (MPI from the mpich
-#             wheel, mpi4py, mpi4jax), run the whole suite
+# make demo : create .venv, install pfft (editable: pip builds its CPU kernels), run a
+#             128^3 FFT on 8 simulated CPU devices
+# make test : create .venv, install everything the suite needs (pfft editable with its
+#             kernels, MPI from the mpich wheel, mpi4py, mpi4jax), run the whole suite
 # make bench: the benchmark tables (docs/benchmarks.md); make bench-suite: everything,
 #             peers included (docs/performance.md)
 # make docs : the Sphinx site (warnings are errors) in docs/_build/html
-# make kernels: pfft's native FFT engines under kernels/build/ (docs/engines.md). The CPU
-#             engine is required: a failed build fails `make kernels`, `make demo` and
-#             `make test`. The GPU engine is built where there is a GPU (a failure is an
-#             error) and where there is only nvcc (CI): there a cuFFT that cannot be
-#             fetched skips it with a note, but a failed compile is an error.
+# pfft is installed with `pip install --no-build-isolation -e .`: scikit-build-core
+#             compiles the CPU kernels (kernels/CMakeLists.txt) into build/<wheel tag>/
+#             and rebuilds them on import when their sources change. A failed kernel
+#             build fails the install, so `make demo` and `make test` fail with it.
+# make kernels: for developers, the kernels under kernels/build/ without pip (MARCH=native
+#             for this CPU only; docs/engines.md). The GPU engine is built there by
+#             `make test` too, where there is a GPU (a failure is an error) and where
+#             there is only nvcc (CI: compile only): there a cuFFT that cannot be fetched
+#             skips it with a note, but a failed compile is an error.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -19,18 +23,23 @@ CUDA_ROOT := $(firstword $(wildcard /usr/local/cuda/include/cuda_runtime.h))
 MPI4JAX_ENV := PATH="$(abspath $(BIN)):$$PATH" MPI4JAX_NO_WARN_JAX_VERSION=1 \
 	$(if $(CUDA_ROOT),CUDA_PATH=/usr/local/cuda,CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
 
-.PHONY: demo test bench bench-suite bench-peers bench-mpi install clean kernels docs
+.PHONY: demo test bench bench-suite bench-peers bench-mpi install clean kernels kernels-cuda docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# the kernels are built with CMake: the system's, else one from PyPI in the venv
+# The kernels are built with CMake and Ninja (the system's, else PyPI's in the venv).
+# Without build isolation, so that the editable install can rebuild them on import;
+# its build requirements (pyproject.toml) come first.
 $(VENV)/.core: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[test,docs]"
 	command -v cmake >/dev/null || $(BIN)/pip install -q cmake
+	command -v ninja >/dev/null || $(BIN)/pip install -q ninja
+	$(BIN)/pip install -q "scikit-build-core>=0.11" "jax>=0.9"
+	$(BIN)/pip install -q --no-build-isolation -e ".[test,docs]"
 	touch $@
 
+# docs/mpi.md#install: what `pip install "pfft[mpi]"` installs, then mpi4jax
 $(VENV)/.mpi: $(VENV)/.core
 	$(BIN)/pip install -q mpich mpi4py nanobind cython setuptools wheel
 	$(MPI4JAX_ENV) $(BIN)/pip install -q --no-build-isolation mpi4jax
@@ -38,7 +47,7 @@ $(VENV)/.mpi: $(VENV)/.core
 
 install: $(VENV)/.mpi
 
-demo: $(VENV)/.core kernels
+demo: $(VENV)/.core
 	$(BIN)/python -m benchmarks.demo
 
 # as kernels/Makefile finds nvcc; a GPU is one `nvidia-smi -L` lists
@@ -48,6 +57,10 @@ KERNELS    := $(MAKE) -C kernels PYTHON=$(abspath $(BIN)/python)
 
 kernels: $(VENV)/.core
 	$(KERNELS) -j2 cpu
+	$(MAKE) kernels-cuda
+
+# the GPU engine under kernels/build/ (found there by pfft/engines/_kernels.py)
+kernels-cuda: $(VENV)/.core
 ifneq ($(GPU_FOUND),)
 	$(KERNELS) cuda
 else ifneq ($(NVCC_FOUND),)
@@ -58,21 +71,21 @@ else
 	@echo "kernels: no nvcc, so the GPU engine is not built (optional without a GPU)"
 endif
 
-test: $(VENV)/.mpi kernels
+test: $(VENV)/.mpi kernels-cuda
 	$(BIN)/python -m pytest -q tests
 
 docs: $(VENV)/.core
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 bench: $(VENV)/.core
-	$(BIN)/pip install -q -e ".[test,bench]"
+	$(BIN)/pip install -q --no-build-isolation -e ".[test,bench]"
 	$(BIN)/python -m benchmarks.fftn_table --plot
 	$(BIN)/python -m benchmarks.rfftn_table
 
 # the whole suite (docs/performance.md): pfft, the straightforward chain, jaxDecomp (in its
 # own venv, made by bench-peers), pfft.mpi and mpi4py-fft under mpirun, scaling, memory
 bench-suite: $(VENV)/.core
-	$(BIN)/pip install -q -e ".[test,bench]"
+	$(BIN)/pip install -q --no-build-isolation -e ".[test,bench]"
 	$(BIN)/python -m benchmarks
 
 bench-peers:
@@ -86,4 +99,4 @@ bench-mpi: $(VENV)/.mpi
 	OMP_NUM_THREADS=1 MPI4JAX_NO_WARN_JAX_VERSION=1 $(BIN)/mpirun -n 4 $(BIN)/python -m benchmarks.mpi_vs_mpi4pyfft
 
 clean:
-	rm -rf $(VENV) build *.egg-info kernels/build docs/_build
+	rm -rf $(VENV) build dist *.egg-info kernels/build docs/_build

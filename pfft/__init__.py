@@ -6,6 +6,7 @@
 >>> k = pfft.fftn(x)                                           # doctest: +SKIP
 """
 from .api import device_put, fftn, ifftn, irfftn, rfftn
+from .config import show_config
 from .grid import dims_create, make_mesh
 from .layout import Layout
 from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
@@ -17,4 +18,4 @@ __version__ = "0.1.0"
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put", "make_mesh", "dims_create", "plan", "Plan",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
            "tune", "save_wisdom", "load_wisdom", "forget_wisdom",
-           "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral"]
+           "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral", "show_config"]

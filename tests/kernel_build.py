@@ -1,8 +1,10 @@
 """Whether pfft's native CPU kernels should exist here, for the tests' skip conditions.
 
 Kernel tests may skip only where the library cannot be built: no C++ compiler, or
-``PFFT_ALLOW_NO_KERNELS=1`` set on purpose. Anywhere else a missing
-``libpfft_cpu.so`` is a failed build (``make kernels``), and the tests say so.
+``PFFT_ALLOW_NO_KERNELS=1`` set on purpose. Anywhere else a missing CPU library
+(``libpfft_cpu_v2.so``/``_v3.so``, built by ``pip install -e .``, which ``make test``
+runs, or by ``make kernels``) is a failed build, and the tests say so. The installed
+wheel itself is checked by ``tests/test_wheel.py``.
 """
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -201,7 +202,8 @@ def test_cpu_kernels_are_built_where_they_can_be():
         pytest.skip(f"no C++ compiler, or {ALLOW_ENV}=1: the kernels are optional here")
     assert native.available("cpu"), (
         f"a C++ compiler is here ({cxx_compiler()}) but the native CPU engine is missing: "
-        f"{native.unavailable_reason('cpu')}. Run `make kernels` and fix the build, or set "
+        f"{native.unavailable_reason('cpu')}. Fix the build (`pip install "
+        "--no-build-isolation -e .` or `make kernels`), or set "
         f"{ALLOW_ENV}=1 to test without it.")
     assert native.pieces_available("cpu")            # the fused exchange kernel too
 
@@ -225,12 +227,54 @@ def test_engine_choice_and_fallback(monkeypatch):
     try:
         with pytest.warns(RuntimeWarning, match="not built"):
             assert choice.get_engine("native", "cpu") is xla
+        # "auto" on CPUs warns too (issue 17), once a process, with the fix
+        monkeypatch.setenv("PFFT_ENGINE", "auto")
+        with pytest.warns(RuntimeWarning, match="not built.*PFFT_ENGINE=xla"):
+            assert choice.get_engine(None, "cpu") is xla
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            monkeypatch.setenv("PFFT_ENGINE", "auto")
             assert choice.get_engine(None, "cpu") is xla
+            assert choice.get_engine("xla", "cpu") is xla
     finally:
         choice._choose.cache_clear()
+
+
+def test_cpu_library_follows_the_cpu_features(monkeypatch):
+    """Issue 17: x86-64 picks libpfft_cpu_v3.so with AVX2 & co, else the v2 baseline;
+    a single-march libpfft_cpu.so (``make kernels MARCH=native``) comes first."""
+    from pfft.engines import _cpu_features, _kernels
+
+    v2 = frozenset(_cpu_features.X86_LEVELS[2])
+    v3 = v2 | frozenset(_cpu_features.X86_LEVELS[3])
+    assert _cpu_features.x86_level(frozenset()) == 1
+    assert _cpu_features.x86_level(v2) == 2
+    assert _cpu_features.x86_level(v3 - {"avx2"}) == 2
+    assert _cpu_features.x86_level(v3) == 3
+    assert _cpu_features.missing_for_level(3, v3 - {"fma"}) == ["fma"]
+    monkeypatch.setattr(_cpu_features, "is_x86_64", lambda: True)
+    assert _kernels.library_names("cpu", v3) == [
+        "libpfft_cpu.so", "libpfft_cpu_v3.so", "libpfft_cpu_v2.so"]
+    assert _kernels.library_names("cpu", v2) == ["libpfft_cpu.so", "libpfft_cpu_v2.so"]
+    assert _kernels.library_names("cpu", frozenset()) == ["libpfft_cpu.so"]
+    monkeypatch.setattr(_cpu_features, "is_x86_64", lambda: False)
+    assert _kernels.library_names("cpu", v3) == ["libpfft_cpu.so"]
+    flags = _cpu_features.cpu_flags()
+    if flags is not None and "sse4_2" in flags:            # this machine's own
+        assert _cpu_features.x86_level() >= 2
+
+
+def test_show_config_names_the_engines_and_library(capsys):
+    pfft.show_config()
+    out = capsys.readouterr().out
+    for needle in ("pfft 0.1.0", "jax ", "jaxlib ", "numpy ", "mpi4py ", "mpi4jax ",
+                   "cpu: ", "native cpu (DUCC): ", "native cuda (cuFFT): ",
+                   "xla (lax.fft): available", "kernel library: "):
+        assert needle in out, (needle, out)
+    ok, detail = native._kernels.load("cpu")
+    assert f"kernel library: {detail}" in out if ok else "unavailable: " in out
+    proc = subprocess.run([sys.executable, "-m", "pfft"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "native cpu (DUCC): " in proc.stdout, proc.stderr
 
 
 @needs_gpu_kernels

@@ -1,23 +1,44 @@
-"""Find, load and register pfft's FFI kernel libraries (built by ``make kernels``).
+"""Find, load and register pfft's FFI kernel libraries.
 
-The libraries are plain C-ABI shared objects (``kernels/build/libpfft_cpu.so``,
-``libpfft_cuda.so``), loaded with :mod:`ctypes` and registered through
-``jax.ffi.pycapsule``, so one build serves any Python. They are searched in
-``$PFFT_KERNELS_DIR`` first, then in ``kernels/build/`` of the source tree this
-package was installed from (an editable install).
+The libraries are plain C-ABI shared objects, loaded with :mod:`ctypes` and
+registered through ``jax.ffi.pycapsule``, so one build serves any Python. They are
+searched in (:func:`search_dirs`):
+
+1. ``$PFFT_KERNELS_DIR``, an override;
+2. the package's own ``pfft/_lib/`` (found with :mod:`importlib.resources`), where
+   ``pip install .``, a wheel, or ``pip install -e .`` put them;
+3. ``kernels/build/`` of the source tree this package is imported from
+   (``make kernels``), a last fallback.
+
+An editable install (``pip install --no-build-isolation -e .``) first rebuilds them
+when their sources changed (:func:`_rebuild_editable`).
+
+In each directory the CPU library is the first that exists of ``libpfft_cpu.so``
+(one library for one ``-march``: ``make kernels MARCH=native``, or a non-x86 build),
+``libpfft_cpu_v3.so`` where the CPU has the x86-64-v3 features (AVX2, FMA) and
+``libpfft_cpu_v2.so`` where it has x86-64-v2's (:mod:`._cpu_features`).
 
 Nothing here runs at import: loading happens on the first :func:`load` call.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+import hashlib
+import importlib.resources
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import jax
 
-__all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs", "library"]
+from . import _cpu_features
+
+__all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs", "library",
+           "library_names", "BUILD_HINT"]
 
 # ffi target name -> exported handler symbol (same names in the CPU and CUDA libraries)
 TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R"}
@@ -25,8 +46,38 @@ TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R"}
 PLATFORM_TARGETS = {"cpu": {"pfft_pieces": "PfftPieces"}, "cuda": {}}
 # the calling convention each library must report (rebuild when it changes)
 ABI_VERSIONS = {"cpu": 3, "cuda": 1}
-_LIBS = {"cpu": ("libpfft_cpu.so", "cpu", "pfft_cpu_abi_version"),
-         "cuda": ("libpfft_cuda.so", "CUDA", "pfft_cuda_abi_version")}
+_XLA = {"cpu": ("cpu", "pfft_cpu_abi_version"), "cuda": ("CUDA", "pfft_cuda_abi_version")}
+# how to get the kernels: what the warnings and errors suggest
+BUILD_HINT = ("reinstall pfft from source so that they are built (`pip install .`, which "
+              "needs a C++17 compiler), or point $PFFT_KERNELS_DIR at a folder holding them; "
+              "in a source checkout `pip install --no-build-isolation -e .` or `make kernels`")
+
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def library_names(platform: str, flags: frozenset[str] | None = None) -> list[str]:
+    """The file names that may hold ``platform``'s kernels, in order of preference.
+
+    ``flags``: the CPU's feature flags (default: this CPU's, from ``/proc/cpuinfo``).
+    """
+    if platform == "cuda":
+        return ["libpfft_cuda.so"]
+    names = ["libpfft_cpu.so"]
+    if _cpu_features.is_x86_64():
+        level = _cpu_features.x86_level(flags)
+        names += [f"libpfft_cpu_v{lv}.so" for lv in (3, 2) if lv <= level]
+    return names
+
+
+def _package_dir() -> Path | None:
+    """``pfft/_lib`` where the package has it (a wheel or an editable install)."""
+    try:
+        lib = importlib.resources.files(__package__.partition(".")[0]).joinpath("_lib")
+    except (ModuleNotFoundError, TypeError):
+        return None
+    if not lib.is_dir() or not hasattr(lib, "__fspath__"):
+        return None
+    return Path(os.fspath(lib))
 
 
 def search_dirs() -> list[Path]:
@@ -34,8 +85,69 @@ def search_dirs() -> list[Path]:
     dirs = []
     if os.environ.get("PFFT_KERNELS_DIR"):
         dirs.append(Path(os.environ["PFFT_KERNELS_DIR"]))
-    dirs.append(Path(__file__).resolve().parents[2] / "kernels" / "build")
+    package = _package_dir()
+    if package is not None:
+        dirs.append(package)
+    if (_SOURCE_ROOT / "kernels" / "CMakeLists.txt").is_file():
+        dirs.append(_SOURCE_ROOT / "kernels" / "build")
     return dirs
+
+
+def _find(platform: str) -> tuple[Path | None, str]:
+    """The library to load, or None and why there is none."""
+    names = library_names(platform)
+    dirs = search_dirs()
+    for d in dirs:
+        for name in names:
+            if (d / name).is_file():
+                return d / name, ""
+    why = ""
+    if platform == "cpu" and _cpu_features.is_x86_64() and len(names) == 1:
+        flags = _cpu_features.cpu_flags() or frozenset()
+        why = (" (this CPU lacks x86-64-v2's "
+               f"{', '.join(_cpu_features.missing_for_level(2, flags))}: only a "
+               "libpfft_cpu.so built for it would do, `make kernels MARCH=native`)")
+    where = ", ".join(str(d) for d in dirs) or "nowhere: no folder to search"
+    return None, f"no {' or '.join(names)} found{why} (looked in {where}); {BUILD_HINT}"
+
+
+@functools.cache
+def _rebuild_editable() -> str | None:
+    """Rebuild the kernels of an editable install whose sources changed (once a process).
+
+    scikit-build-core rebuilds on import only for Python extension modules; these
+    libraries are loaded with ctypes, so pfft asks its loader (``rebuild()``, a no-op
+    build when nothing changed). Returns None, or why the rebuild failed.
+    """
+    package = sys.modules.get(__package__.partition(".")[0])
+    rebuild = getattr(getattr(package, "__loader__", None), "rebuild", None)
+    if rebuild is None:
+        return None
+    try:
+        # processes started together (mpirun, pytest's subprocesses) take turns: one
+        # builds, the others then find the build up to date
+        with _exclusive(Path(tempfile.gettempdir()) / f"pfft-rebuild-{os.getuid()}-"
+                        f"{hashlib.sha1(str(_SOURCE_ROOT).encode()).hexdigest()[:12]}.lock"):
+            rebuild()
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as err:
+        return f"rebuilding the kernels of this editable install failed: {err}"
+    return None
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path):
+    """Hold an exclusive ``flock`` on ``lock`` (a no-op where there is no fcntl)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _gpu_backend_present() -> bool:
@@ -63,16 +175,17 @@ def load(platform: str) -> tuple[bool, str]:
         ``ok`` is True when the platform's targets are registered for ``platform``;
         ``detail`` is the library path, or why it could not be used.
     """
-    if platform not in _LIBS:
+    if platform not in _XLA:
         return False, f"no pfft kernels for platform {platform!r}"
-    name, xla_platform, abi_symbol = _LIBS[platform]
+    xla_platform, abi_symbol = _XLA[platform]
     if platform == "cuda" and not _gpu_backend_present():
         return False, "no CUDA backend in this JAX"
-    paths = [d / name for d in search_dirs()]
-    path = next((p for p in paths if p.is_file()), None)
+    failed = _rebuild_editable()
+    if failed:
+        return False, failed
+    path, why = _find(platform)
     if path is None:
-        where = ", ".join(str(p) for p in paths)
-        return False, f"{name} not built (looked in {where}; run `make kernels`)"
+        return False, why
     try:
         lib = ctypes.CDLL(str(path))
         _LOADED[platform] = lib
@@ -80,7 +193,7 @@ def load(platform: str) -> tuple[bool, str]:
         abi.restype = ctypes.c_int
         if abi() != ABI_VERSIONS[platform]:
             return False, (f"{path} has ABI {abi()}, pfft wants {ABI_VERSIONS[platform]}: "
-                           "rebuild it (`make kernels`)")
+                           f"rebuild it; {BUILD_HINT}")
         for target, symbol in {**TARGETS, **PLATFORM_TARGETS[platform]}.items():
             jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, symbol)),
                                         platform=xla_platform)

@@ -3,8 +3,10 @@
 ``$PFFT_ENGINE`` (or the ``name`` argument) forces one: "native", "xla", or
 "auto" (the default: native where its library is built for the platform, else
 xla). "cufft" is the native engine on GPUs by its library's name; asked for on CPU
-devices it warns and chooses as "auto" does. Asking for "native" where it is not built falls back to xla with a warning
-that says why; the engine chosen is logged on the ``pfft`` logger.
+devices it warns and chooses as "auto" does. Asking for "native" where it is not built
+falls back to xla with a warning that says why; so does "auto" on CPUs (where the native
+engine is the fast one), once per process, with how to get the kernels. The engine
+chosen is logged on the ``pfft`` logger.
 """
 from __future__ import annotations
 
@@ -34,6 +36,12 @@ def _choose(name: str, platform: str) -> ModuleType:
     msg = f"pfft local FFT engine: xla (lax.fft); the native engine is unavailable: {reason}"
     if name == "native":
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    elif platform == "cpu":
+        # "auto" on CPUs: the kernels are missing, so every FFT runs slower (about 2x);
+        # said once per process (this choice is cached), PFFT_ENGINE=xla to choose it
+        warnings.warn(f"{msg}. pfft runs its FFTs with lax.fft, about 2x slower on CPUs. "
+                      "Set PFFT_ENGINE=xla to choose that without this warning.",
+                      RuntimeWarning, stacklevel=3)
     else:
         _log.info(msg)
     return xla

@@ -10,15 +10,21 @@ communicator instead of ``jax.lax.all_to_all`` inside ``shard_map``.
 >>> plan = pfft.mpi.plan((256, 256, 256), "complex64", grid)      # doctest: +SKIP
 >>> k = jax.jit(plan.forward)(plan.zeros_input())                 # doctest: +SKIP
 
-Needs ``mpi4py`` and ``mpi4jax`` (``pip install pfft[mpi]``; see ``docs/mpi.md``).
+Needs ``mpi4py`` and ``mpi4jax``: ``pip install "pfft[mpi]"``, then
+``pip install --no-build-isolation mpi4jax`` (``docs/mpi.md#install``).
 """
 import importlib.util as _util
 
 _missing = [m for m in ("mpi4py", "mpi4jax") if _util.find_spec(m) is None]
 if _missing:
+    # the one place the commands are explained is docs/mpi.md#install
     raise ImportError(
-        f"pfft.mpi needs {' and '.join(_missing)}: `pip install mpich mpi4py`, then "
-        f"`pip install --no-build-isolation mpi4jax` (`make install` does both; docs/mpi.md)")
+        f"pfft.mpi needs {' and '.join(_missing)}. Install with:\n"
+        '    pip install "pfft[mpi]"\n'
+        "    pip install --no-build-isolation mpi4jax\n"
+        "(the second builds mpi4jax against mpi4py's MPI, so the first must come first; "
+        "where CUDA is installed run it as `CUDA_PATH=/usr/local/cuda pip install "
+        "--no-build-isolation mpi4jax`; see docs/mpi.md#install)")
 
 from .checks import (MPITransportWarning, check_cuda_mpi, check_local_devices,
                      cuda_mpi_problem, install_excepthook, mpi_cuda_support)

@@ -1,0 +1,100 @@
+"""What pfft runs with here: versions, devices, engines (``pfft.show_config()``,
+``python -m pfft``). The text to paste into a bug report."""
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import sys
+from typing import TextIO
+
+__all__ = ["show_config", "config_text"]
+
+_PACKAGES = ("pfft", "jax", "jaxlib", "numpy", "mpi4py", "mpi4jax")
+_MPI4JAX_HINT = "pip install --no-build-isolation mpi4jax (docs/mpi.md#install)"
+_ENV = ("PFFT_ENGINE", "PFFT_KERNELS_DIR", "PFFT_NUM_THREADS", "XLA_FLAGS", "JAX_PLATFORMS")
+
+
+def _version(package: str) -> str:
+    # from the metadata: importing mpi4py would start MPI
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed" + (f" ({_MPI4JAX_HINT})" if package == "mpi4jax" else "")
+
+
+def _devices() -> list[str]:
+    import jax
+
+    lines = [f"default backend: {jax.default_backend()}"]
+    for backend in ("cpu", "gpu", "tpu"):
+        try:
+            devs = jax.devices(backend)
+        except RuntimeError:
+            continue
+        kinds = sorted({d.device_kind for d in devs})
+        lines.append(f"{backend}: {len(devs)} device(s), {', '.join(kinds)}")
+    return lines
+
+
+def _engines() -> tuple[list[str], str | None]:
+    """One line per engine, and the CPU kernel library in use (None without)."""
+    import jax
+
+    from .engines import _kernels, native
+
+    lines, cpu_path = [], None
+    for label, platform in (("native cpu (DUCC)", "cpu"), ("native cuda (cuFFT)", "cuda")):
+        ok, detail = _kernels.load(platform)
+        lines.append(f"{label}: " + (f"available, {detail}" if ok else f"unavailable: {detail}"))
+        if ok and platform == "cpu":
+            cpu_path = detail
+    lines.append("xla (lax.fft): available")
+    backend = jax.default_backend()
+    name = (os.environ.get("PFFT_ENGINE") or "auto").lower()
+    if name == "auto":
+        auto = "native" if backend == "cpu" and native.available("cpu") else "xla"
+        lines.append(f"engine='auto' on {backend}: {auto}")
+    else:
+        lines.append(f"$PFFT_ENGINE={name}")
+    return lines, cpu_path
+
+
+def config_text() -> str:
+    """The report :func:`show_config` prints."""
+    import pfft
+
+    lines = [f"pfft {pfft.__version__} ({os.path.dirname(pfft.__file__)})",
+             f"python {platform.python_version()} ({sys.executable}), {platform.platform()}",
+             "versions: " + ", ".join(f"{p} {_version(p)}" for p in _PACKAGES[1:])]
+    lines += ["devices:"] + [f"  {line}" for line in _devices()]
+    engines, cpu_path = _engines()
+    lines += ["engines:"] + [f"  {line}" for line in engines]
+    lines.append(f"kernel library: {cpu_path or 'none (the CPU engine is xla)'}")
+    env = [f"{k}={os.environ[k]}" for k in _ENV if os.environ.get(k)]
+    lines.append("environment: " + (", ".join(env) if env else "none of " + ", ".join(_ENV)))
+    return "\n".join(lines)
+
+
+def show_config(file: TextIO | None = None) -> None:
+    """Print pfft's configuration: versions, devices, engines and kernel library.
+
+    Parameters
+    ----------
+    file : text stream, optional
+        Where to print (default ``sys.stdout``).
+
+    Examples
+    --------
+    >>> import pfft
+    >>> pfft.show_config()                                    # doctest: +SKIP
+    pfft 0.1.0 (.../site-packages/pfft)
+    ...
+    engines:
+      native cpu (DUCC): available, .../site-packages/pfft/_lib/libpfft_cpu_v3.so
+      native cuda (cuFFT): unavailable: no CUDA backend in this JAX
+      xla (lax.fft): available
+      engine='auto' on cpu: native
+    kernel library: .../site-packages/pfft/_lib/libpfft_cpu_v3.so
+    """
+    print(config_text(), file=file or sys.stdout)
