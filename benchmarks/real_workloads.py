@@ -124,7 +124,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
     floor_r2c, floor_c2r = _ducc_floor(real, repeats)
     one_step = float("nan")
     if with_step:
-        solo = _Step(ns.jnp_transforms(n), n, dtype)
+        solo = _Step(ns.jnp_transforms(n, dtype), n, dtype)
         fn = solo.step
         fn(solo.state).block_until_ready()
         one_step = median_time(fn, solo.state, repeats=max(3, repeats // 2), warmup=0)

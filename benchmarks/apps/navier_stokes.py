@@ -29,14 +29,15 @@ class Transforms(NamedTuple):
     put: Callable              # numpy array -> array placed as ``forward`` wants it
 
 
-def jnp_transforms(n: int) -> Transforms:
-    """One device, ``jnp.fft``."""
+def jnp_transforms(n: int, dtype=np.float64) -> Transforms:
+    """One device, ``jnp.fft``; wavenumbers in ``dtype`` (the fields' real dtype, so
+    that float32 fields stay complex64)."""
     k = np.fft.fftfreq(n, 1.0 / n)
     kz = np.fft.rfftfreq(n, 1.0 / n)
     ks = (k.reshape(n, 1, 1), k.reshape(1, n, 1), kz.reshape(1, 1, -1))
     return Transforms(lambda u: jnp.fft.rfftn(u, axes=(1, 2, 3)),
                       lambda uh: jnp.fft.irfftn(uh, s=(n, n, n), axes=(1, 2, 3)),
-                      tuple(jnp.asarray(a) for a in ks),
+                      tuple(jnp.asarray(a, dtype) for a in ks),
                       lambda a: jax.device_put(a, jax.devices()[0]))
 
 
@@ -45,7 +46,7 @@ def pfft_transforms(n: int, mesh, dtype=np.float64, **plan_options) -> Transform
     import pfft
 
     plan = pfft.plan((3, n, n, n), dtype, mesh, kind="r2c", axes=(1, 2, 3), **plan_options)
-    ks = [k[0] for k in plan.wavenumbers(1.0 / n)]     # d = 1/n: integer wavenumbers
+    ks = [k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n)]   # d = 1/n: integers
     return Transforms(plan.forward, plan.backward, tuple(ks),
                       lambda a: jax.device_put(a, plan.in_sharding))
 

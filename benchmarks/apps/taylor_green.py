@@ -1,0 +1,227 @@
+"""Taylor–Green vortex at Re = 1600: a pseudo-spectral DNS on pfft (issue 16).
+
+The solver is :mod:`benchmarks.apps.navier_stokes` (rotational form, pressure projected
+out in Fourier space, 2/3-rule dealiasing by truncation, classical RK4) with its
+transforms from pfft plans made once (``rfftn``/``irfftn`` of the 3 velocity
+components over a pencil grid), advanced in a jitted ``lax.fori_loop`` between
+diagnostics. Every ``--every`` time units it records the kinetic energy ``E``, the
+enstrophy ``Ω = ½⟨|ω|²⟩`` and ``ε = 2νΩ``; ``-dE/dt`` is taken from ``E`` by central
+differences. The reference is the 512³ pseudo-spectral solution of the International
+Workshop on High-Order CFD Methods (case C3.5; DeBonis 2013, NASA/TM-2013-217850),
+whose history ``benchmarks/apps/data/spectral_Re1600_512.gdiag`` holds (source and
+checksum in its README): ``E(0) = 0.125``, the peak of ``-dE/dt`` 0.012858 at
+``t = 8.97``.
+
+    python -m benchmarks.apps.taylor_green [--n 128] [--grid 2x4] [--dtype float32]
+        [--dt 0.02] [--t-end 12] [--every 0.1] [--compare-until 2] [--plot] [--quick]
+
+``--grid one`` runs the same solver on one device with ``jnp.fft``.
+``--compare-until T`` also runs the one-device solver to ``T`` and reports the largest
+difference in ``E(t)``. The timing line gives the time per step and its ratio to the
+one-device solver's step (measured in the same process).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+
+from ..common import parse_grids, simulate_cpu_devices
+
+simulate_cpu_devices(8)
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from . import navier_stokes as ns  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+NU = 1.0 / 1600.0
+# the 512³ reference's values (benchmarks/apps/data/README.md), used where its file is absent
+REFERENCE = dict(E0=0.125, peak_dissipation=0.012858, peak_time=8.97)
+DATA = os.path.join(os.path.dirname(__file__), "data", "spectral_Re1600_512.gdiag")
+
+
+def transforms_for(grid: str, n: int, dtype) -> ns.Transforms:
+    """pfft on a mesh of ``grid`` (e.g. ``"2x4"``), or ``jnp.fft`` for ``"one"``."""
+    if grid == "one":
+        return ns.jnp_transforms(n, dtype)
+    import pfft
+
+    mesh = pfft.make_mesh(parse_grids([grid])[0])
+    return ns.pfft_transforms(n, mesh, dtype)
+
+
+def enstrophy(t: ns.Transforms, uh):
+    """``½⟨|ω|²⟩`` (box average) with ``ω = ∇ × u`` taken spectrally."""
+    kx, ky, kz = t.wavenumbers
+    wh = 1j * jnp.stack([ky * uh[2] - kz * uh[1], kz * uh[0] - kx * uh[2],
+                         kx * uh[1] - ky * uh[0]])
+    w = t.backward(wh)
+    return 0.5 * jnp.mean(jnp.sum(w * w, axis=0))
+
+
+class Simulation:
+    """The solver on one set of transforms: state, a jitted advance and diagnostics."""
+
+    def __init__(self, t: ns.Transforms, n: int, dtype, dt: float, steps_per_record: int):
+        self.transforms, self.n, self.dt = t, n, dt
+        step = ns.rk4_step(ns.rhs_function(t, n, NU), dt)
+        self.state = t.forward(t.put(ns.taylor_green(n, dtype)))
+        self.advance = jax.jit(lambda uh: jax.lax.fori_loop(
+            0, steps_per_record, lambda i, u: step(u), uh))
+        self.one_step = jax.jit(step)
+        self.diagnose = jax.jit(lambda uh: (ns.energy(t, uh, n), enstrophy(t, uh)))
+
+    def run(self, records: int, progress=None) -> np.ndarray:
+        """``records + 1`` rows of (E, Ω), the first at t = 0."""
+        rows = [tuple(float(v) for v in self.diagnose(self.state))]
+        for i in range(records):
+            self.state = self.advance(self.state)
+            rows.append(tuple(float(v) for v in self.diagnose(self.state)))
+            if progress:
+                progress(i + 1, records, rows[-1])
+        return np.array(rows)
+
+    def time_per_step(self, repeats: int = 3) -> float:
+        """Median seconds of one jitted RK4 step (after a warm-up)."""
+        uh = self.state
+        self.one_step(uh).block_until_ready()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            self.one_step(uh).block_until_ready()
+            times.append(time.perf_counter() - start)
+        return float(np.median(times))
+
+
+def dissipation_from_energy(times: np.ndarray, energy: np.ndarray) -> np.ndarray:
+    """``-dE/dt`` by central differences (one-sided at the ends)."""
+    return -np.gradient(energy, times)
+
+
+def load_reference():
+    """The reference history (t, E, -dE/dt, enstrophy), or None where it is absent."""
+    if not os.path.exists(DATA):
+        return None
+    return np.loadtxt(DATA, comments=("#", "%"))
+
+
+def peak(times: np.ndarray, values: np.ndarray) -> tuple[float, float]:
+    """The largest value and its time, refined by a parabola through the top 3 points."""
+    i = int(np.argmax(values))
+    if 0 < i < len(values) - 1:
+        y0, y1, y2 = values[i - 1:i + 2]
+        h = times[i + 1] - times[i]
+        denom = y0 - 2 * y1 + y2
+        if denom < 0:
+            shift = 0.5 * (y0 - y2) / denom
+            return float(y1 - 0.25 * (y0 - y2) * shift), float(times[i] + shift * h)
+    return float(values[i]), float(times[i])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=128)
+    ap.add_argument("--grid", default="2x4", help="device grid, or 'one' for jnp.fft")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--dt", type=float, default=0.02)
+    ap.add_argument("--t-end", type=float, default=12.0)
+    ap.add_argument("--every", type=float, default=0.1)
+    ap.add_argument("--compare-until", type=float, default=0.0,
+                    help="also run the one-device solver to this time and compare E(t)")
+    ap.add_argument("--quick", action="store_true", help="32³, t ≤ 0.5, for the tests")
+    ap.add_argument("--plot", action="store_true")
+    ap.add_argument("--out", default="results")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.t_end, args.dt, args.compare_until = 32, 0.5, 0.02, 0.5
+    dtype = np.dtype(args.dtype).type
+    per_record = max(1, round(args.every / args.dt))
+    records = int(round(args.t_end / (per_record * args.dt)))
+    print(f"Taylor-Green vortex Re=1600, {args.n}^3 {args.dtype}, grid {args.grid}, "
+          f"dt {args.dt}, RK4, 2/3 dealiasing; {datetime.date.today()}, {platform.node()}, "
+          f"{os.cpu_count()} cores, jax {jax.__version__}", flush=True)
+    sim = Simulation(transforms_for(args.grid, args.n, dtype), args.n, dtype, args.dt,
+                     per_record)
+    solo = Simulation(transforms_for("one", args.n, dtype), args.n, dtype, args.dt,
+                      per_record)
+    t_step, t_solo = sim.time_per_step(), solo.time_per_step()
+    print(f"time per step: {1e3 * t_step:.1f} ms on grid {args.grid}, "
+          f"{1e3 * t_solo:.1f} ms on one device (jnp.fft): ratio {t_step / t_solo:.2f}",
+          flush=True)
+    start = time.perf_counter()
+
+    def progress(i, total, row):
+        if i % 10 == 0 or i == total:
+            print(f"  t = {i * per_record * args.dt:6.2f}  E = {row[0]:.6f}  "
+                  f"2 nu Omega = {2 * NU * row[1]:.6f}  ({time.perf_counter() - start:.0f} s)",
+                  file=sys.stderr, flush=True)
+
+    hist = sim.run(records, progress)
+    times = np.arange(records + 1) * per_record * args.dt
+    energy, eps = hist[:, 0], 2 * NU * hist[:, 1]
+    dedt = dissipation_from_energy(times, energy)
+    p_eps, t_eps = peak(times, eps)
+    p_dedt, t_dedt = peak(times, dedt)
+    print(f"E(0) = {energy[0]:.6f} (reference {REFERENCE['E0']})")
+    print(f"peak 2 nu Omega = {p_eps:.5f} at t = {t_eps:.2f}; peak -dE/dt = {p_dedt:.5f} "
+          f"at t = {t_dedt:.2f}")
+    ref = load_reference()
+    if ref is not None:
+        r_peak, r_time = peak(ref[:, 0], ref[:, 2])
+        source = "reference file"
+    else:
+        r_peak, r_time = REFERENCE["peak_dissipation"], REFERENCE["peak_time"]
+        source = "reference values (file absent)"
+    print(f"{source}: peak -dE/dt = {r_peak:.5f} at t = {r_time:.2f}; "
+          f"gap {100 * (p_dedt / r_peak - 1):+.1f}% at {t_dedt - r_time:+.2f} time units")
+    if args.compare_until > 0:
+        n_cmp = int(round(args.compare_until / (per_record * args.dt)))
+        solo_hist = Simulation(transforms_for("one", args.n, dtype), args.n, dtype,
+                               args.dt, per_record).run(n_cmp)
+        diff = float(np.max(np.abs(solo_hist[:, 0] - energy[:n_cmp + 1])))
+        print(f"max |E_pfft - E_one device| for t <= {args.compare_until}: {diff:.2e}")
+    os.makedirs(args.out, exist_ok=True)
+    name = f"taylor_green_{args.n}_{args.grid}_{args.dtype}"
+    np.savetxt(os.path.join(args.out, name + ".txt"),
+               np.column_stack([times, energy, dedt, eps]),
+               header="t E -dE/dt 2*nu*enstrophy", fmt="%.8e")
+    if args.plot:
+        _plot(times, energy, dedt, eps, ref, os.path.join(args.out, name + ".png"),
+              f"{args.n}³ {args.dtype}, grid {args.grid}")
+
+
+def _plot(times, energy, dedt, eps, ref, path, label):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
+    a.plot(times, energy, label=f"pfft {label}")
+    b.plot(times, dedt, label=f"-dE/dt, pfft {label}")
+    b.plot(times, eps, "--", label=f"2νΩ, pfft {label}")
+    if ref is not None:
+        a.plot(ref[:, 0], ref[:, 1], "k:", label="512³ spectral reference")
+        b.plot(ref[:, 0], ref[:, 2], "k:", label="512³ spectral reference")
+    else:
+        b.plot([REFERENCE["peak_time"]], [REFERENCE["peak_dissipation"]], "k*",
+               label="reference peak")
+    a.set_xlabel("t")
+    a.set_ylabel("E")
+    b.set_xlabel("t")
+    b.set_ylabel("dissipation")
+    a.legend(fontsize=7)
+    b.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+if __name__ == "__main__":
+    main()
