@@ -13,8 +13,10 @@ reads the received pieces where they lie. Where no FFT stands next to an exchang
 Every element is then read and written once per FFT and copied once per exchange.
 
 Used by :func:`pfft.executor.run_chain` when the engine can (``PIECES``: the native
-engine on CPU) and the transport can shift (``SHIFTS``: the XLA transport). Blocks
-stay in numpy's axis order throughout.
+engine on CPU) and the transport can shift (``SHIFTS``: the XLA transport), for the
+exchanges :func:`shifted` picks: with ``fuse_exchanges="auto"`` those whose blocks are
+large enough to pay for the extra collectives (:func:`shifts_pay`); the others run as
+one all-to-all between the same FFTs. Blocks stay in numpy's axis order throughout.
 """
 from __future__ import annotations
 
