@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from .stages import Exchange, LocalFFT, RealFFT
 
-__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "transform", "ready_for", "pack", "exchange",
-           "assemble"]
+__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "transform", "ready_for", "pack",
+           "exchange", "assemble"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
-# ``p - 1`` shifts: each shift is a collective of its own (about 130 µs fixed on the
-# 2-core machine against about 70 µs for the one all-to-all; `python -m
+# ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
+# 2-core machine, about what one whole all-to-all costs: `python -m
 # benchmarks.fixed_costs`), while the all-to-all pays two copy passes over the block
 # (its pack and unpack) that the pieces avoid. docs/performance.md has the figures.
 SHIFT_BYTES = 512 * 1024
