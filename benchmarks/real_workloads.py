@@ -105,7 +105,8 @@ class _Step:
     """One jitted RK4 step of the Navier–Stokes solver and its initial state."""
 
     def __init__(self, transforms: ns.Transforms, n: int, dtype):
-        self.state = transforms.forward(transforms.put(ns.taylor_green(n, dtype)))
+        self.state = transforms.forward(transforms.put(ns.taylor_green(transforms.points,
+                                                                       dtype)))
         self.step = jax.jit(ns.rk4_step(ns.rhs_function(transforms, n, nu=1 / 1600), 1e-3))
 
 

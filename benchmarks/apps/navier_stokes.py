@@ -6,7 +6,8 @@ spectrum ``û`` of shape ``(3, n, n, n//2 + 1)`` (numpy's ``rfftn`` over the las
 axes). Each right-hand side costs 9 real transforms: 3 ``irfftn`` for ``u``, 3 for
 ``ω``, 3 ``rfftn`` for ``u × ω``, done as one batched transform of the 3 components
 each. The nonlinear term is dealiased by the 2/3 rule (modes with ``|k_i| ≥ n/3`` on
-any axis are dropped). Time stepping: classical RK4.
+any axis are dropped), or by the 3/2 rule where pfft's plan pads (``padding=1.5``:
+products formed on ``3n/2`` points). Time stepping: classical RK4.
 
 The solver takes its transforms as arguments, so the same code runs on one device
 with ``jnp.fft`` (:func:`jnp_transforms`) and distributed with pfft
@@ -27,6 +28,8 @@ class Transforms(NamedTuple):
     backward: Callable         # half spectrum -> real
     wavenumbers: tuple         # kx, ky, kz: integer wavenumbers, broadcastable to û[i]
     put: Callable              # numpy array -> array placed as ``forward`` wants it
+    points: int                # grid points per axis of the physical fields
+    truncate: bool = True      # dealias by the 2/3 rule (False: the transforms pad, 3/2 rule)
 
 
 def jnp_transforms(n: int, dtype=np.float64) -> Transforms:
@@ -38,17 +41,23 @@ def jnp_transforms(n: int, dtype=np.float64) -> Transforms:
     return Transforms(lambda u: jnp.fft.rfftn(u, axes=(1, 2, 3)),
                       lambda uh: jnp.fft.irfftn(uh, s=(n, n, n), axes=(1, 2, 3)),
                       tuple(jnp.asarray(a, dtype) for a in ks),
-                      lambda a: jax.device_put(a, jax.devices()[0]))
+                      lambda a: jax.device_put(a, jax.devices()[0]), n)
 
 
-def pfft_transforms(n: int, mesh, dtype=np.float64, **plan_options) -> Transforms:
-    """pfft on ``mesh``: one plan for the 3 components (batch axis 0), made once."""
+def pfft_transforms(n: int, mesh, dtype=np.float64, padding: float = 1.0) -> Transforms:
+    """pfft on ``mesh``: one plan for the 3 components (batch axis 0), made once.
+
+    ``padding=1.5`` dealiases by the 3/2 rule inside the plan (``n`` modes per axis,
+    fields on ``ceil(1.5 n)`` points, nothing truncated); 1 leaves the 2/3 rule to
+    the solver.
+    """
     import pfft
 
-    plan = pfft.plan((3, n, n, n), dtype, mesh, kind="r2c", axes=(1, 2, 3), **plan_options)
+    plan = pfft.plan((3, n, n, n), dtype, mesh, kind="r2c", axes=(1, 2, 3), padding=padding)
     ks = [k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n)]   # d = 1/n: integers
     return Transforms(plan.forward, plan.backward, tuple(ks),
-                      lambda a: jax.device_put(a, plan.in_sharding))
+                      lambda a: jax.device_put(a, plan.in_sharding), plan.in_shape[1],
+                      truncate=padding < 1.5)
 
 
 def taylor_green(n: int, dtype=np.float64) -> np.ndarray:
@@ -62,12 +71,14 @@ def taylor_green(n: int, dtype=np.float64) -> np.ndarray:
 
 
 def rhs_function(t: Transforms, n: int, nu: float) -> Callable:
-    """``dû/dt`` of the rotational form, dealiased by the 2/3 rule."""
+    """``dû/dt`` of the rotational form, dealiased by the 2/3 rule (or by the
+    transforms' own padding, ``t.truncate`` False)."""
     kx, ky, kz = t.wavenumbers
     k2 = kx * kx + ky * ky + kz * kz
     inv_k2 = jnp.where(k2 == 0, 0.0, 1.0 / jnp.where(k2 == 0, 1.0, k2))
     cut = n / 3.0
-    keep = (jnp.abs(kx) < cut) & (jnp.abs(ky) < cut) & (jnp.abs(kz) < cut)
+    keep = ((jnp.abs(kx) < cut) & (jnp.abs(ky) < cut) & (jnp.abs(kz) < cut)
+            if t.truncate else True)
 
     def rhs(uh):
         u = t.backward(uh)
