@@ -39,7 +39,6 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import pfft  # noqa: E402
-from pfft.stages import Exchange  # noqa: E402
 
 from .apps import navier_stokes as ns  # noqa: E402
 
@@ -126,9 +125,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
     one_step = float("nan")
     if with_step:
         solo = _Step(ns.jnp_transforms(n, dtype), n, dtype)
-        fn = solo.step
-        fn(solo.state).block_until_ready()
-        one_step = median_time(fn, solo.state, repeats=max(3, repeats // 2), warmup=0)
+        one_step = median_time(solo.step, solo.state, repeats=max(3, repeats // 2))
     rows = []
     for grid in grids:
         label = "x".join(map(str, grid))
@@ -149,7 +146,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
             base[key], t = _paired(f1, a1, f, a, repeats)
             ratio[key] = t / base[key]
         copy = median_time(jax.jit(lambda a: a * 2), k, repeats=repeats)
-        exchanges = sum(isinstance(st, Exchange) for st in plan.chain.stages)
+        exchanges = plan.chain.exchanges
         row = dict(size=n, dtype=name, grid=label, exchanges=exchanges, rel_err=err,
                    one_rfftn_ms=1e3 * base["rfftn"], one_irfftn_ms=1e3 * base["irfftn"],
                    **ratio,
@@ -158,8 +155,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
                    step=float("nan"), one_step_ms=1e3 * one_step)
         if with_step:
             dist = _Step(ns.pfft_transforms(n, mesh, dtype), n, dtype)
-            dist.step(dist.state).block_until_ready()
-            t_step = median_time(dist.step, dist.state, repeats=max(3, repeats // 2), warmup=0)
+            t_step = median_time(dist.step, dist.state, repeats=max(3, repeats // 2))
             row.update(step=t_step / one_step)
         rows.append(row)
         progress("  " + ", ".join(f"{c} {row[c]:.2f}" for c in

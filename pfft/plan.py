@@ -169,15 +169,20 @@ class Plan(PlanCore):
             self._collectives[reverse] = count_collectives(text)
         return dict(self._collectives[reverse])
 
+    def _shifted(self, reverse: bool = False) -> Callable:
+        """Which exchanges of the chain (``reverse``: the backward chain) run as shifts
+        of pieces: :func:`pfft.pieces.shifted` for this plan's engine and local block."""
+        chain = self.chain.reversed() if reverse else self.chain
+        dtype = self.out_dtype if reverse else self.in_dtype
+        block_bytes = math.prod(chain.in_layout.local_shape) * np.dtype(dtype).itemsize
+        return lambda st: shifted(st, self.engine, xla_transport, block_bytes)
+
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
         grid = "x".join(str(s) for _, s in self.grid) or "1"
         names = ",".join(m for m, _ in self.grid)
         head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
-        local = self.chain.in_layout.local_shape
-        block_bytes = math.prod(local) * np.dtype(self.in_dtype).itemsize
-        return "\n".join([head] + self._stage_lines(
-            lambda st: shifted(st, self.engine, xla_transport, block_bytes)))
+        return "\n".join([head] + self._stage_lines(self._shifted()))
 
 
 def _warn_if_replicated(plan: "Plan") -> None:

@@ -28,19 +28,16 @@ TOL = {np.complex64: 1e-6, np.complex128: 1e-12}
 def planned_collectives(plan, reverse: bool = False) -> dict[str, int]:
     """The collectives ``plan``'s chain (``reverse``: its backward chain) calls for:
     an exchange that runs as shifts of pieces is ``p - 1`` collective permutes
-    (:func:`pfft.pieces.shifted` decides, by engine and block size), any other one
-    all-to-all; a gather is one all-gather."""
+    (``plan._shifted``, i.e. :func:`pfft.pieces.shifted`, decides by engine and block
+    size), any other one all-to-all; a gather is one all-gather."""
     from pfft.hlo import COLLECTIVES
-    from pfft.pieces import shifted
     from pfft.stages import Exchange, Gather
-    from pfft.transports import xla as xla_transport
 
     chain = plan.chain.reversed() if reverse else plan.chain
-    dtype = plan.out_dtype if reverse else plan.in_dtype
-    block_bytes = int(np.prod(chain.in_layout.local_shape)) * np.dtype(dtype).itemsize
+    shifted = plan._shifted(reverse)
     want = dict.fromkeys(COLLECTIVES, 0)
     for stage in chain.stages:
-        if shifted(stage, plan.engine, xla_transport, block_bytes):
+        if shifted(stage):
             want["collective-permute"] += stage.size - 1
         elif isinstance(stage, Exchange):
             want["all-to-all"] += 1

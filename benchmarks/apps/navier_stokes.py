@@ -70,6 +70,13 @@ def taylor_green(n: int, dtype=np.float64) -> np.ndarray:
                      np.zeros_like(X)]).astype(dtype)
 
 
+def curl_hat(t: Transforms, uh):
+    """The spectrum of ``ω = ∇ × u`` from ``u``'s half spectrum."""
+    kx, ky, kz = t.wavenumbers
+    return 1j * jnp.stack([ky * uh[2] - kz * uh[1], kz * uh[0] - kx * uh[2],
+                           kx * uh[1] - ky * uh[0]])
+
+
 def rhs_function(t: Transforms, n: int, nu: float) -> Callable:
     """``dû/dt`` of the rotational form, dealiased by the 2/3 rule (or by the
     transforms' own padding, ``t.truncate`` False)."""
@@ -82,9 +89,7 @@ def rhs_function(t: Transforms, n: int, nu: float) -> Callable:
 
     def rhs(uh):
         u = t.backward(uh)
-        wh = 1j * jnp.stack([ky * uh[2] - kz * uh[1], kz * uh[0] - kx * uh[2],
-                             kx * uh[1] - ky * uh[0]])
-        w = t.backward(wh)
+        w = t.backward(curl_hat(t, uh))
         cross = jnp.stack([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
                            u[0] * w[1] - u[1] * w[0]])
         nh = jnp.where(keep, t.forward(cross), 0)
