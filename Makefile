@@ -4,7 +4,11 @@
 #             kernels, MPI from the mpich wheel, mpi4py, mpi4jax), run the whole suite
 # make bench: the benchmark tables (docs/benchmarks.md); make bench-suite: everything,
 #             peers included (docs/performance.md)
-# make docs : the Sphinx site (warnings are errors) in docs/_build/html
+# make docs : the Sphinx site (warnings are errors) in docs/_build/html, with the
+#             notebooks and their committed outputs
+# make notebooks: run notebooks/*.ipynb and store their outputs (the docs show them;
+#             tests/test_notebooks.py fails when a notebook changed after its run)
+# make figures: draw docs/figures/*.png again, from pfft's plans and docs/data/
 # pfft is installed with `pip install --no-build-isolation -e .`: scikit-build-core
 #             compiles the CPU kernels (kernels/CMakeLists.txt) into build/<wheel tag>/
 #             and rebuilds them on import when their sources change. A failed kernel
@@ -23,7 +27,7 @@ CUDA_ROOT := $(firstword $(wildcard /usr/local/cuda/include/cuda_runtime.h))
 MPI4JAX_ENV := PATH="$(abspath $(BIN)):$$PATH" MPI4JAX_NO_WARN_JAX_VERSION=1 \
 	$(if $(CUDA_ROOT),CUDA_PATH=/usr/local/cuda,CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
 
-.PHONY: demo test bench bench-suite bench-peers bench-mpi install clean kernels kernels-cuda docs
+.PHONY: demo test bench bench-suite bench-peers bench-mpi install clean kernels kernels-cuda docs notebooks figures
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +80,12 @@ test: $(VENV)/.mpi kernels-cuda
 
 docs: $(VENV)/.core
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+notebooks: $(VENV)/.core
+	$(BIN)/python docs/notebook_outputs.py
+
+figures: $(VENV)/.core
+	$(BIN)/python docs/make_figures.py
 
 bench: $(VENV)/.core
 	$(BIN)/pip install -q --no-build-isolation -e ".[test,bench]"

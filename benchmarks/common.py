@@ -51,3 +51,12 @@ def weak_shape(base: int, parts: int) -> tuple[int, int, int]:
         shape[i % 3] *= 2
         i += 1
     return tuple(shape)
+
+
+def stamp(fig, note: str | None) -> None:
+    """Write ``note`` (the machine, the date, the command that made the figure) along
+    the bottom of a matplotlib figure, below its axes."""
+    if note:
+        fig.text(0.005, 0.005, note, fontsize=6.5, color="0.35", ha="left", va="bottom",
+                 wrap=True)
+        fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.2))

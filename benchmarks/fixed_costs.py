@@ -17,7 +17,10 @@ of repeated calls after a warm-up, each jitted once:
 The exchange columns subtract nothing: each is the whole jitted call, to be read
 against ``dispatch``.
 
-    python -m benchmarks.fixed_costs [--devices 4 8] [--kib 1 16 256 4096] [--repeats 51]
+    python -m benchmarks.fixed_costs [--devices 4 8] [--kib 1 16 256 4096] [--repeats 51] [--plot]
+
+``--plot`` draws the exchange costs against block size with the block size above which
+pfft's ``fuse_exchanges="auto"`` shifts pieces (:func:`pfft.pieces.shifts_pay`).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ import os
 import platform
 from functools import partial
 
-from .common import median_time, simulate_cpu_devices, write_results
+from .common import median_time, simulate_cpu_devices, stamp, write_results
 
 simulate_cpu_devices(8)
 
@@ -149,12 +152,51 @@ PLAN_COLUMNS = [("devices", "devices", "{}"), ("size", "N (N³ float32)", "{}"),
                 ("pfft_us", "pfft rfftn µs", "{:.0f}")]
 
 
+def plot(rows, path: str, note: str | None = None) -> None:
+    """Exchange time against block size per device: one all-to-all and ``p - 1``
+    permutes for each device count, the jitted no-op beneath them, and the block size
+    from which ``fuse_exchanges="auto"`` chooses the permutes; ``note`` at the bottom."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pfft.pieces import SHIFT_BYTES
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, p in enumerate(sorted({int(r["devices"]) for r in rows})):
+        mine = sorted((int(r["block_bytes"]), r) for r in rows if int(r["devices"]) == p)
+        size = [b for b, _ in mine]
+        colour = plt.cm.tab10(i)
+        for key, style, what in (("all_to_all_us", "-o", "one all_to_all"),
+                                 ("permutes_us", "--s", f"{p - 1} permutes"),
+                                 ("dispatch_us", ":", "jitted x+1")):
+            ax.plot(size, [float(r[key]) for _, r in mine], style, color=colour, ms=4,
+                    label=f"{p} devices: {what}")
+        if p > 2:
+            ax.axvline((p - 2) * SHIFT_BYTES, color=colour, lw=0.8, alpha=0.6)
+            ax.text((p - 2) * SHIFT_BYTES / 1.12, 0.97,
+                    f"auto: permutes from {(p - 2) * SHIFT_BYTES // 1024} KiB ({p} devices)",
+                    transform=ax.get_xaxis_transform(), rotation=90, fontsize=6.5,
+                    color=colour, va="top", ha="right")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("block bytes per device")
+    ax.set_ylabel("whole jitted call, µs")
+    ax.set_title("fixed costs of one exchange")
+    ax.legend(fontsize=6.5, ncol=2, loc="upper left")
+    fig.tight_layout()
+    stamp(fig, note)
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--devices", nargs="+", type=int, default=[4, 8])
     ap.add_argument("--kib", nargs="+", type=int, default=[1, 16, 256, 4096])
     ap.add_argument("--repeats", type=int, default=51)
     ap.add_argument("--out", default="results")
+    ap.add_argument("--plot", action="store_true")
     args = ap.parse_args(argv)
     print(f"pfft fixed costs, {datetime.date.today()}, {platform.node()}, "
           f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
@@ -165,6 +207,8 @@ def main(argv=None):
                           _table(pl, PLAN_COLUMNS)])
     print(table)
     write_results(ex, table, args.out, "fixed_costs")
+    if args.plot:
+        plot(ex, os.path.join(args.out, "fixed_costs.png"))
 
 
 if __name__ == "__main__":

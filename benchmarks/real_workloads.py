@@ -30,7 +30,7 @@ import platform
 import sys
 import time
 
-from .common import median_time, parse_grids, simulate_cpu_devices, write_results
+from .common import median_time, parse_grids, simulate_cpu_devices, stamp, write_results
 
 simulate_cpu_devices(8)
 
@@ -189,9 +189,10 @@ def markdown(rows) -> str:
     return "\n".join(lines)
 
 
-def plot(rows, path: str) -> None:
+def plot(rows, path: str, note: str | None = None) -> None:
     """Ratio to one device against size: one panel per workload, a colour per grid,
-    float32 solid and float64 dashed, the float32 floor dotted."""
+    float32 solid and float64 dashed, the float32 floor dotted; ``note`` (machine,
+    date, command) along the bottom."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -221,6 +222,7 @@ def plot(rows, path: str) -> None:
     axes[0].set_ylabel("pfft / one device")
     axes[-1].legend(fontsize=7)
     fig.tight_layout()
+    stamp(fig, note)
     fig.savefig(path, dpi=120)
     print(f"plot: {path}")
 

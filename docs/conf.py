@@ -1,18 +1,44 @@
-"""Sphinx configuration: Markdown pages (MyST) and an API reference from numpy-style docstrings.
+"""Sphinx configuration: Markdown pages and the notebooks (MyST-NB), and an API reference
+from numpy-style docstrings.
 
 Build: ``make docs`` or ``sphinx-build -W -b html docs docs/_build/html``.
+
+The notebooks of ``notebooks/`` are shown with the outputs committed in them (they are
+not run at build: ``make notebooks`` runs them and stores their outputs, and
+``tests/test_notebooks.py`` fails where a notebook's code changed since its outputs
+were made). They are copied into ``docs/notebooks/`` (not tracked) for Sphinx.
 """
 import os
+import pathlib
+import shutil
 import sys
 
-sys.path.insert(0, os.path.abspath(".."))
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+
+def _copy_notebooks() -> None:
+    target = HERE / "notebooks"
+    target.mkdir(exist_ok=True)
+    sources = sorted((HERE.parent / "notebooks").glob("*.ipynb"))
+    for stale in set(target.glob("*.ipynb")) - {target / s.name for s in sources}:
+        stale.unlink()
+    for source in sources:
+        copy = target / source.name
+        if not copy.exists() or copy.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, copy)
+
+
+_copy_notebooks()
 
 project = "pfft"
 author = "pfft developers"
 copyright = "pfft developers"
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
-source_suffix = {".md": "markdown"}
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
+source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+nb_execution_mode = "off"           # the committed outputs (see above)
+nb_merge_streams = True
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 

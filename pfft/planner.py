@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from .layout import Layout, names_of
 from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter, Stage
 
-__all__ = ["Chain", "build_chain", "KINDS"]
+__all__ = ["Chain", "build_chain", "after", "KINDS"]
 
 KINDS = ("c2c", "r2c", "c2r")
 
@@ -46,6 +46,14 @@ class Chain:
     @property
     def real_stage(self) -> RealFFT | None:
         return next((s for s in self.stages if isinstance(s, RealFFT)), None)
+
+    def layouts(self) -> tuple[Layout, ...]:
+        """The layout after each stage (the last is ``out_layout``)."""
+        out, layout = [], self.in_layout
+        for stage in self.stages:
+            layout = after(layout, stage)
+            out.append(layout)
+        return tuple(out)
 
     def with_leading_axis(self, n: int) -> "Chain":
         """The same chain on a batch of ``n`` arrays stacked in a new axis 0."""
@@ -117,7 +125,7 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
                     None)
         if take is not None:
             stages.append(Scatter(m, p, take))
-            layout = layout.with_split(take, m)
+            layout = after(layout, stages[-1])
 
     def allowed(a: int) -> bool:
         """Whether axis ``a`` may be transformed now (real kinds order their axes)."""
@@ -133,14 +141,14 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
             if real in ready:
                 axes_now = tuple(a for a in ready if a != real) + (real,)
                 stages.append(RealFFT(axes_now, n, to_complex=(kind == "r2c")))
-                layout = layout.with_size(real, n // 2 + 1 if kind == "r2c" else n)
+                layout = after(layout, stages[-1])
             else:
                 stages.append(LocalFFT(ready))
             for a in (a for a in ready if a in (spectral or {})):   # dealiasing
                 want = spectral[a] // 2 + 1 if a == real and kind == "r2c" else spectral[a]
                 if want != layout.shape[a]:
                     stages.append(Resize(a, layout.shape[a], want, halved=(a == real)))
-                    layout = layout.with_size(a, want)
+                    layout = after(layout, stages[-1])
             done.update(ready)
             continue
         pending = [a for a in axes if a not in done and allowed(a)]
@@ -164,7 +172,7 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         else:                 # every axis split: merge a pending axis's split into another's
             stage = _merge(layout, pending)
         stages.append(stage)
-        layout = _after(layout, stage)
+        layout = after(layout, stage)
     missing = [a for a in axes if a not in done]
     if missing:  # pragma: no cover - a defect, never a silent wrong result
         raise RuntimeError(f"pfft planner: axes {missing} left untransformed from {in_layout}")
@@ -196,8 +204,15 @@ def _merge(layout: Layout, pending, gather_only: bool = True) -> Stage | None:
     return Gather(layout.split[g], layout.parts(g), g)
 
 
-def _after(layout: Layout, stage: Stage) -> Layout:
-    """The layout after a data movement stage."""
+def after(layout: Layout, stage: Stage) -> Layout:
+    """The layout ``stage`` leaves behind it, starting from ``layout``: the one rule
+    for every stage (the planner's walk and :meth:`Chain.layouts` both use it)."""
+    if isinstance(stage, LocalFFT):
+        return layout
+    if isinstance(stage, RealFFT):
+        return layout.with_size(stage.axis, stage.half if stage.to_complex else stage.n)
+    if isinstance(stage, Resize):
+        return layout.with_size(stage.axis, stage.n_to)
     if isinstance(stage, Exchange):
         moved = names_of(stage.mesh_axis)
         keep = tuple(m for m in names_of(layout.split[stage.gather]) if m not in moved)
@@ -205,7 +220,9 @@ def _after(layout: Layout, stage: Stage) -> Layout:
                 .with_split(stage.scatter, names_of(layout.split[stage.scatter]) + moved))
     if isinstance(stage, Gather):
         return layout.with_split(stage.axis, None)
-    raise TypeError(f"not a data movement: {stage!r}")  # pragma: no cover
+    if isinstance(stage, Scatter):
+        return layout.with_split(stage.axis, stage.mesh_axis)
+    raise TypeError(f"not a stage: {stage!r}")  # pragma: no cover
 
 
 def _even_up(layout: Layout, stages: list[Stage]) -> Layout:
@@ -222,5 +239,5 @@ def _even_up(layout: Layout, stages: list[Stage]) -> Layout:
         else:
             stage = _merge(layout, [a])
         stages.append(stage)
-        layout = _after(layout, stage)
+        layout = after(layout, stage)
     return layout

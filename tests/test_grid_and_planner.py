@@ -99,7 +99,7 @@ def test_chains_transform_each_axis_once_and_end_even(shape, grid, axes, kind):
         assert chain.exchanges <= len(grid)
     assert chain.reversed().reversed() == chain
     # the layouts walked by the chain are consistent: every fft sees a whole axis
-    lay = chain.in_layout
+    lay, walked = chain.in_layout, []
     for s in chain.stages:
         if isinstance(s, (LocalFFT, RealFFT)):
             assert all(lay.split[a] is None for a in s.axes)
@@ -118,7 +118,11 @@ def test_chains_transform_each_axis_once_and_end_even(shape, grid, axes, kind):
             lay = lay.with_split(s.axis, s.mesh_axis)
         elif isinstance(s, Gather):
             lay = lay.with_split(s.axis, None)
+        walked.append(lay)
     assert lay == chain.out_layout
+    # Chain.layouts (what the layout figures draw) walks the same way, both directions
+    assert chain.layouts() == tuple(walked)
+    assert chain.reversed().layouts() == tuple(walked[-2::-1]) + (chain.in_layout,)
 
 
 def test_real_pencil_chain_never_splits_the_halved_axis():

@@ -1,8 +1,8 @@
-"""The notebooks in notebooks/ run top to bottom; each asserts its key result in a cell."""
-import json
-import os
+"""The notebooks in notebooks/ run top to bottom (each asserts its key result in its
+last cell), and the outputs committed in them, which the docs show, are those of
+their current code (docs/notebook_outputs.py; `make notebooks` refreshes them)."""
+import importlib.util
 import pathlib
-import sys
 
 import pytest
 
@@ -14,17 +14,24 @@ nbformat = pytest.importorskip("nbformat", reason=f"nbformat {WHY}")
 nbclient = pytest.importorskip("nbclient", reason=f"nbclient {WHY}")
 pytest.importorskip("ipykernel", reason=f"ipykernel {WHY}")
 
+_spec = importlib.util.spec_from_file_location("notebook_outputs",
+                                               ROOT / "docs" / "notebook_outputs.py")
+outputs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(outputs)
+
+
+def _images(nb) -> int:
+    return sum("image/png" in o.get("data", {})
+               for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs)
+
+
+def _last_text(nb) -> str:
+    return "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []))
+
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory):
-    """A kernel spec that runs this interpreter, whatever kernels the machine has."""
-    path = tmp_path_factory.mktemp("jupyter")
-    spec = path / "kernels" / "pfft-test"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "pfft tests", "language": "python"}))
-    return str(path)
+def environment(tmp_path_factory):
+    return outputs.notebook_environment(outputs.kernel_path(tmp_path_factory.mktemp("jupyter")))
 
 
 def test_there_are_notebooks():
@@ -32,15 +39,24 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs(path, kernel, monkeypatch):
-    monkeypatch.setenv("JUPYTER_PATH", kernel)
-    monkeypatch.setenv("PYTHONPATH",
-                       os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+def test_committed_outputs_are_current(path):
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, kernel_name="pfft-test", timeout=300,
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()                    # raises CellExecutionError, with the cell, on failure
-    last = nb.cells[-1]
-    text = "".join(o.get("text", "") for o in last.get("outputs", []))
-    assert "ok" in text, f"{path.name}: the last cell did not report its checks: {text!r}"
+    stale = f"{path.name}: run `make notebooks` (or python docs/notebook_outputs.py {path.name})"
+    assert nb.metadata.get(outputs.DIGEST_KEY) == outputs.source_digest(nb), \
+        f"{stale}: its cells changed after its outputs were stored"
+    counts = [cell.execution_count for cell in nb.cells if cell.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), f"{stale}: not run top to bottom once"
+    assert not any(o.output_type == "error" for cell in nb.cells if cell.cell_type == "code"
+                   for o in cell.outputs), f"{path.name}: a stored output is an error"
+    assert _images(nb) >= 1, f"{path.name}: no figure in its stored outputs"
+    assert "ok" in _last_text(nb), f"{path.name}: the stored last cell did not report its checks"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs(path, environment, monkeypatch):
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    nb = outputs.execute(path, timeout=300)   # raises CellExecutionError, with the cell
+    assert "ok" in _last_text(nb), \
+        f"{path.name}: the last cell did not report its checks: {_last_text(nb)!r}"
+    assert _images(nb) >= 1, f"{path.name}: drew no figure"

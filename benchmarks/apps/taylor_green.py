@@ -29,7 +29,7 @@ import platform
 import sys
 import time
 
-from ..common import median_time, parse_grids, simulate_cpu_devices
+from ..common import median_time, parse_grids, simulate_cpu_devices, stamp
 
 simulate_cpu_devices(8)
 
@@ -190,11 +190,13 @@ def main(argv=None):
                np.column_stack([times, energy, dedt, eps]),
                header="t E -dE/dt 2*nu*enstrophy", fmt="%.8e")
     if args.plot:
-        _plot(times, energy, dedt, eps, ref, os.path.join(args.out, name + ".png"),
+        plot(times, energy, dedt, eps, ref, os.path.join(args.out, name + ".png"),
               f"{args.n}³ {args.dtype}, grid {args.grid}")
 
 
-def _plot(times, energy, dedt, eps, ref, path, label):
+def plot(times, energy, dedt, eps, ref, path, label, note: str | None = None):
+    """``E(t)`` and the dissipation against the reference (``ref``: the loaded
+    reference history or ``None``); ``note`` (machine, date, command) at the bottom."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -216,6 +218,7 @@ def _plot(times, energy, dedt, eps, ref, path, label):
     a.legend(fontsize=7)
     b.legend(fontsize=7)
     fig.tight_layout()
+    stamp(fig, note)
     fig.savefig(path, dpi=120)
     print(f"plot: {path}")
 

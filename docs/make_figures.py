@@ -1,0 +1,102 @@
+"""Draw every committed figure of the docs again: ``make figures``.
+
+    python docs/make_figures.py [--only NAME ...] [--list]
+
+Each figure is drawn from the plans pfft makes now (the layouts) or from the data of a
+measured run committed in ``docs/data/`` (a benchmark's CSV, an application's history),
+and carries along its bottom the machine, the date and the command that measured it.
+To add a measurement, run its command (it writes ``results/``), copy the CSV into
+``docs/data/`` and update its entry here; the pages quote the same command.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = HERE / "data"
+FIGURES = HERE / "figures"
+
+CPU_BOX = ("2-core x86-64 development machine (AMD EPYC, no transparent huge pages), "
+           "Python 3.11, jax 0.10.2, 8 simulated CPU devices")
+
+
+def _real_workloads(path):
+    from benchmarks import real_workloads
+
+    rows = real_workloads._read_csv(str(DATA / "real_workloads.csv"))
+    real_workloads.plot(rows, str(path), note=(
+        f"{CPU_BOX}, quiet, 2026-11-23. python -m benchmarks.real_workloads --sizes 64 128 256 "
+        "--dtypes float32 --step-sizes 64 128 256 --repeats 5, and --dtypes float64 "
+        "--step-sizes 64 128 (docs/data/real_workloads.csv). Solid float32, dashed float64, "
+        "dotted: the float32 floor."))
+
+
+def _fixed_costs(path):
+    import csv
+
+    from benchmarks import fixed_costs
+
+    with open(DATA / "fixed_costs.csv") as f:
+        rows = list(csv.DictReader(f))
+    fixed_costs.plot(rows, str(path), note=(
+        f"{CPU_BOX}, quiet, 2026-11-23. python -m benchmarks.fixed_costs --repeats 51 "
+        "(docs/data/fixed_costs.csv)."))
+
+
+def _taylor_green(path):
+    import numpy as np
+
+    from benchmarks.apps import taylor_green
+
+    t, energy, dedt, eps = np.loadtxt(DATA / "taylor_green_128_2x4_float32_padding1.5.txt").T
+    taylor_green.plot(t, energy, dedt, eps, taylor_green.load_reference(), str(path),
+                      "128³ (3/2 rule) float32, grid 2x4", note=(
+                          f"{CPU_BOX}, 2026-11-23. python -m benchmarks.apps.taylor_green "
+                          "--n 128 --grid 2x4 --padding 1.5 --t-end 10.5 --plot "
+                          "(docs/data/taylor_green_128_2x4_float32_padding1.5.txt); dotted: "
+                          "the 512³ spectral reference."))
+
+
+def _layouts(path):
+    sys.path.insert(0, str(HERE))
+    import layout_figures
+
+    layout_figures.draw(path)
+
+
+# name: (draw(path), source); every image under docs/figures/ is one of these
+FIGURES_DRAWN = {
+    "layouts.png": (_layouts, "pfft's plans (docs/layout_figures.py)"),
+    "real_workloads.png": (_real_workloads, "docs/data/real_workloads.csv"),
+    "fixed_costs.png": (_fixed_costs, "docs/data/fixed_costs.csv"),
+    "taylor_green_128.png": (_taylor_green,
+                             "docs/data/taylor_green_128_2x4_float32_padding1.5.txt"),
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=sorted(FIGURES_DRAWN))
+    ap.add_argument("--list", action="store_true", help="name each figure and its source")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, (_, source) in FIGURES_DRAWN.items():
+            print(f"docs/figures/{name}: from {source}")
+        return
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count=8".strip()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    sys.path.insert(0, str(ROOT))
+    for name in args.only or FIGURES_DRAWN:
+        FIGURES_DRAWN[name][0](FIGURES / name)
+        print(f"docs/figures/{name}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
