@@ -54,3 +54,5 @@ napoleon_use_rtype = False
 
 html_theme = "alabaster"
 html_title = "pfft"
+# wide enough for the code cells of the notebooks and the layout figure's captions
+html_theme_options = {"page_width": "1240px", "body_max_width": "none", "sidebar_width": "220px"}
