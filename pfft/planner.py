@@ -155,12 +155,15 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         if not pending:
             break
         # a whole axis that may take the split: done, a batch axis, or one that must
-        # wait (real kinds), the waiting ones last
+        # wait (real kinds), the waiting ones last; a batch axis the split does not
+        # divide only where nothing else can take it (its entries are the caller's
+        # fields: a block with part of them breaks code that works field by field)
         targets = [a for a in layout.local_axes if a in done or a not in axes or not allowed(a)]
         if targets:
             gather, scatter = min(
                 ((g, s) for g in pending for s in targets),
                 key=lambda gs: (gs[1] in axes and gs[1] not in done,
+                                gs[1] not in axes and layout.shape[gs[1]] % layout.parts(gs[0]) != 0,
                                 layout.shape[gs[1]] % layout.parts(gs[0]) != 0,
                                 abs(gs[0] - gs[1]), gs[1], gs[0]))
             stage = _move(layout, gather, scatter)

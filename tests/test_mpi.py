@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,9 +49,14 @@ def run_mpi(n: int, script: str, *args: str, timeout: float = 120, env=None):
     On timeout the whole process group (mpirun and its ranks) is killed and the
     return code is ``None``.
     """
-    cmd = [str(MPIRUN), "-n", str(n), sys.executable, str(SCRIPTS / script), *args]
+    return run_mpi_argv(n, [str(SCRIPTS / script), *args], SCRIPTS, timeout=timeout, env=env)
+
+
+def run_mpi_argv(n: int, argv, cwd, *, timeout: float = 120, env=None):
+    """``mpirun -n n python *argv`` in ``cwd``, as :func:`run_mpi`."""
+    cmd = [str(MPIRUN), "-n", str(n), sys.executable, *map(str, argv)]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=SCRIPTS, env=env or mpi_env(), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env or mpi_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -145,3 +151,20 @@ def test_halo_exchange_and_reduce(n):
     edges, default and other splits, every grid of n ranks), halo_reduce by the
     dot-product test, jax.grad/vjp of each giving the other; argument errors."""
     assert_ok(n, "halo.py", timeout=90)
+
+
+def test_taylor_green_solver_under_mpirun(tmp_path):
+    """Issue 16: the Taylor-Green DNS (benchmarks/apps/taylor_green.py, 32³ float32 to
+    t = 0.5) through pfft.mpi on 4 ranks (2x2 process grid) gives the energy history
+    of the same solver on one device with jnp.fft (run beside rank 0)."""
+    code, out, took = run_mpi_argv(4, ["-m", "benchmarks.apps.taylor_green", "--mpi",
+                                       "--grid", "2x2", "--quick", "--out", tmp_path],
+                                   ROOT, timeout=300)
+    assert code == 0, f"exited {code} after {took:.0f} s:\n{out[-6000:]}"
+    assert "pfft.mpi over 4 MPI ranks" in out
+    diff = float(re.search(r"max \|E_pfft - E_one device\| for t <= 0.5: (\S+)", out).group(1))
+    assert diff < 1e-5, diff                 # issue 16's float32 bound; measured 1.5e-8
+    t, energy = np.loadtxt(tmp_path / "taylor_green_32_mpi2x2_float32.txt").T[:2]
+    assert np.allclose(t, np.arange(6) * 0.1) and abs(energy[0] - 0.125) < 1e-7
+    assert np.all(np.diff(energy) < 0)
+

@@ -10,8 +10,9 @@ any axis are dropped), or by the 3/2 rule where pfft's plan pads (``padding=1.5`
 products formed on ``3n/2`` points). Time stepping: classical RK4.
 
 The solver takes its transforms as arguments, so the same code runs on one device
-with ``jnp.fft`` (:func:`jnp_transforms`) and distributed with pfft
-(:func:`pfft_transforms`): the two runs can be compared step for step.
+with ``jnp.fft`` (:func:`jnp_transforms`), distributed with pfft on a mesh
+(:func:`pfft_transforms`) and as one MPI rank's blocks with ``pfft.mpi``
+(:func:`mpi_transforms`): the runs can be compared step for step.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Transforms(NamedTuple):
     put: Callable              # numpy array -> array placed as ``forward`` wants it
     points: int                # grid points per axis of the physical fields
     truncate: bool = True      # dealias by the 2/3 rule (False: the transforms pad, 3/2 rule)
+    average: Callable = jnp.mean   # the box average of a physical field (over all ranks)
 
 
 def jnp_transforms(n: int, dtype=np.float64) -> Transforms:
@@ -58,6 +60,28 @@ def pfft_transforms(n: int, mesh, dtype=np.float64, padding: float = 1.0) -> Tra
     return Transforms(plan.forward, plan.backward, tuple(ks),
                       lambda a: jax.device_put(a, plan.in_sharding), plan.in_shape[1],
                       truncate=padding < 1.5)
+
+
+def mpi_transforms(n: int, grid, dtype=np.float64, padding: float = 1.0) -> Transforms:
+    """``pfft.mpi`` on a :class:`pfft.mpi.ProcessGrid`: this rank's blocks in and out,
+    one plan for the 3 components (batch axis 0); box averages are summed over the
+    grid's ranks (``mpi4jax.allreduce``, inside the jitted diagnostics)."""
+    import mpi4jax
+    from mpi4py import MPI
+
+    import pfft.mpi
+
+    plan = pfft.mpi.plan((3, n, n, n), dtype, grid, kind="r2c", axes=(1, 2, 3),
+                         padding=padding)
+    ks = [k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n)]
+    points = plan.in_shape[1]
+
+    def average(field):
+        return mpi4jax.allreduce(jnp.sum(field), op=MPI.SUM, comm=grid.comm) / points ** 3
+
+    return Transforms(plan.forward, plan.backward, tuple(ks),
+                      lambda a: jnp.asarray(a[plan.local_in_slices]), points,
+                      truncate=padding < 1.5, average=average)
 
 
 def taylor_green(n: int, dtype=np.float64) -> np.ndarray:
@@ -115,4 +139,4 @@ def rk4_step(rhs: Callable, dt: float) -> Callable:
 def energy(t: Transforms, uh, n: int):
     """Kinetic energy ``½ ⟨|u|²⟩`` (the box average) from the half spectrum."""
     u = t.backward(uh)
-    return 0.5 * jnp.mean(jnp.sum(u * u, axis=0))
+    return 0.5 * t.average(jnp.sum(u * u, axis=0))
