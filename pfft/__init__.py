@@ -5,17 +5,21 @@
 >>> x = pfft.device_put(np.random.rand(64, 64, 64) + 0j, mesh)  # doctest: +SKIP
 >>> k = pfft.fftn(x)                                           # doctest: +SKIP
 """
-from .api import device_put, fftn, ifftn, irfftn, rfftn
+from .api import (device_put, fft, fft2, fftn, hfft, ifft, ifft2, ifftn, ihfft, irfft, irfft2,
+                  irfftn, rfft, rfft2, rfftn)
 from .config import show_config
 from .grid import dims_create, make_mesh
 from .layout import Layout
 from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
 from .tuning import forget_wisdom, load_wisdom, save_wisdom, tune
-from .toolkit import fftfreq, halo_exchange, halo_reduce, rfftfreq, spectral
+from .toolkit import (fftfreq, fftshift, halo_exchange, halo_reduce, ifftshift, rfftfreq,
+                      spectral)
 
 __version__ = "0.1.0"
 
-__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put", "make_mesh", "dims_create", "plan", "Plan",
+__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
+           "fft2", "ifft2", "rfft2", "irfft2", "fftshift", "ifftshift", "device_put",
+           "make_mesh", "dims_create", "plan", "Plan",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
            "tune", "save_wisdom", "load_wisdom", "forget_wisdom",
            "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral", "show_config"]

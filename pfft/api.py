@@ -1,5 +1,6 @@
 """numpy-compatible transforms on sharded arrays: ``fftn``, ``ifftn``, ``rfftn``,
-``irfftn``, ``device_put``.
+``irfftn``, their 1-D and 2-D forms (``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``,
+``ihfft``, ``fft2``, ``ifft2``, ``rfft2``, ``irfft2``), ``device_put``.
 
 Each function is a thin wrapper: check the arguments with numpy's meaning, fetch the
 cached plan for the input's shape, dtype, mesh and layout, and run it.
@@ -14,14 +15,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import check_norm, complex_dtype, normalize_axes, normalize_s
+from .arguments import check_axis, check_length, check_norm, complex_dtype, normalize_axes, normalize_s
 from .autodiff import Variant
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
 from .plan import Plan, get_plan, padded_spectrum_length
 from .sharding import is_tracer, mesh_of, place, spec_of
 
-__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "device_put"]
+__all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
+           "fft2", "ifft2", "rfft2", "irfft2", "device_put"]
 
 
 def _as_array(x):
@@ -89,12 +91,17 @@ def _plan_for(x, axes, norm, mesh, kind: str = "c2c") -> Plan:
 def _inverse_plan_for(x, axes, norm, mesh) -> tuple[Plan, Variant]:
     """The plan and variant running ``ifftn`` on ``x``: the forward plan backwards when
     ``x`` is in (or, unseen under ``jit`` on an Auto mesh, assumed to be in) the
-    layout ``fftn`` leaves its output in; else a plan starting from ``x``'s layout."""
+    layout ``fftn`` leaves its output in, unless that forward plan started replicated
+    over a mesh axis (backwards it would all-gather); else a plan starting from
+    ``x``'s layout."""
     cdtype = complex_dtype(x.dtype)
     grid = grid_axes(mesh)
     forward = get_plan(x.shape, cdtype, mesh, axes, norm, default_layout(x.shape, axes, grid))
     layout = _layout_of(x, mesh)
-    if layout is None or layout == forward.chain.out_layout:
+    # the forward plan backwards, unless its input (where that ends) was replicated
+    # over a mesh axis and x's own layout is known: running it back would all-gather
+    if layout is None or (layout == forward.chain.out_layout
+                          and not forward.chain.in_layout.unused_mesh_axes):
         return forward, Variant(reverse=True, inverse=True)
     plan = get_plan(x.shape, cdtype, mesh, axes, norm, layout)
     return plan, Variant(reverse=False, inverse=True)
@@ -236,13 +243,17 @@ def rfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     jax.Array
         complex64 for float32 (and smaller) input, complex128 for float64.
     """
-    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, "rfftn")
+    return _rfftn(x, s, axes, norm, mesh, out_sharding, "rfftn")
+
+
+def _rfftn(x, s, axes, norm, mesh, out_sharding, where: str):
+    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
     if np.issubdtype(x.dtype, np.complexfloating):
-        raise TypeError(f"rfftn: x must be real, got dtype {x.dtype} (use fftn for "
-                        f"complex input)")
+        raise TypeError(f"{where}: x must be real, got dtype {x.dtype} (use the complex "
+                        f"transform for complex input)")
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
     plan = _plan_for(x, axes, norm, mesh, kind="r2c")
-    return _place_out(plan.forward(x), out_sharding, mesh, "rfftn")
+    return _place_out(plan.forward(x), out_sharding, mesh, where)
 
 
 def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -261,13 +272,17 @@ def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     jax.Array
         float32 for complex64 input, float64 for complex128.
     """
-    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, "irfftn")
+    return _irfftn(x, s, axes, norm, mesh, out_sharding, "irfftn")
+
+
+def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
+    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
     last = axes[-1]
     if s is None:
         n = padded_spectrum_length(x.shape, spec_of(x), mesh, axes)
         s = tuple(x.shape[a] for a in axes[:-1]) + (n or 2 * (x.shape[last] - 1),)
     if s[-1] < 1:
-        raise ValueError(f"irfftn: invalid number of output points {s[-1]} along axis "
+        raise ValueError(f"{where}: invalid number of output points {s[-1]} along axis "
                          f"{last} (the input has {x.shape[last]}); pass s")
     real_shape = list(x.shape)
     for a, n in zip(axes, s):
@@ -289,7 +304,7 @@ def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     else:
         c2r = get_plan(spectrum_shape, cdtype, mesh, axes, norm, layout, kind="c2r", n=s[-1])
         y = c2r._call(x, Variant(reverse=False, inverse=True))
-    return _place_out(y, out_sharding, mesh, "irfftn")
+    return _place_out(y, out_sharding, mesh, where)
 
 
 def _padded_layout(x, spectrum_shape, last: int, mesh) -> Layout | None:
@@ -324,3 +339,184 @@ def device_put(x, mesh: Mesh | None, *, axes: Sequence[int] | None = None) -> ja
         return jax.device_put(x)
     layout = default_layout(x.shape, axes, grid_axes(mesh))
     return place(x, layout.sharding(mesh))
+
+
+# -- numpy's 1-D and 2-D functions: the n-D transforms over one or two axes -----------
+
+def _swap_norm(norm, where: str) -> str:
+    """numpy's ``hfft``/``ihfft`` run the opposite direction's transform: its norm."""
+    norm = check_norm(norm, where)
+    return {"backward": "forward", "forward": "backward"}.get(norm, norm)
+
+
+def _keep_layout(x, mesh, out_shape) -> NamedSharding | None:
+    """``x``'s sharding on ``mesh`` where it is known and can hold an array of
+    ``out_shape`` (JAX splits axes evenly only); else ``None``."""
+    spec, x_mesh = spec_of(x), mesh_of(x)
+    if mesh is None or not grid_axes(mesh) or spec is None or x_mesh is None \
+            or x_mesh.shape != mesh.shape:
+        return None
+    sizes = dict(mesh.shape)
+    for a, n in enumerate(out_shape):
+        entry = names_of(spec[a] if a < len(spec) else None)
+        if n % math.prod(sizes[m] for m in entry):
+            return None
+    return NamedSharding(mesh, spec)
+
+
+def _one_axis(nd, x, n, axis, norm, mesh, out_sharding, where: str, *, real_in=False):
+    """A 1-D transform: ``nd`` (one of the n-D transforms' bodies) over ``(axis,)``,
+    then back into ``x``'s sharding (numpy's layout) where the result fits in it."""
+    x = _as_array(x)
+    if x.ndim == 0:
+        raise ValueError(f"{where}: cannot transform a 0-d array")
+    axis = check_axis(axis, x.ndim, where)
+    n = check_length(n, where, optional=True)
+    check_norm(norm, where)
+    y = nd(x, None if n is None else (n,), (axis,), norm, mesh, out_sharding, where)
+    if out_sharding is None:
+        target = _keep_layout(x, mesh if mesh is not None else mesh_of(x), y.shape)
+        if target is not None:
+            y = place(y, target)
+    return y
+
+
+def _c2c(inverse: bool):
+    def nd(x, s, axes, norm, mesh, out_sharding, where):
+        return _transform(x, s, axes, norm, mesh, out_sharding, inverse, where)
+    return nd
+
+
+def _conj(x):
+    x = _as_array(x)
+    return np.conj(x) if isinstance(x, np.ndarray) else jnp.conj(x)
+
+
+def fft(a, n: int | None = None, axis: int = -1, norm: str | None = None, *,
+        mesh: Mesh | None = None,
+        out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """1-D FFT of a (possibly sharded) array along ``axis``, with numpy's results.
+
+    ``n`` crops or zero-pads the axis first, as :func:`numpy.fft.fft` does. Along a
+    split axis the transform is an exchange that makes the axis whole, a local FFT
+    and (by default) an exchange back: the result keeps ``a``'s sharding wherever
+    that can hold it (JAX splits only evenly; an axis that ``n`` resizes to a length
+    its devices do not divide stays where the plan leaves it). Along a whole axis it
+    is a local FFT, no communication.
+
+    Parameters
+    ----------
+    a
+        numpy array, single-device or sharded ``jax.Array`` (inside or outside ``jit``).
+    n, axis, norm
+        As in :func:`numpy.fft.fft`.
+    mesh
+        As in :func:`pfft.fftn`.
+    out_sharding
+        Where to put the result (a ``NamedSharding`` or ``PartitionSpec`` on ``mesh``);
+        default ``a``'s own sharding (see above).
+
+    Returns
+    -------
+    jax.Array
+        numpy's shape; complex64 or complex128.
+
+    Raises
+    ------
+    numpy.exceptions.AxisError
+        ``axis`` out of range (a ``ValueError`` and an ``IndexError``).
+    ValueError
+        ``n < 1``, a bad ``norm``, a 0-d array.
+    TypeError
+        A non-integer ``axis`` or ``n``, a non-numeric dtype.
+    """
+    return _one_axis(_c2c(False), a, n, axis, norm, mesh, out_sharding, "fft")
+
+
+def ifft(a, n: int | None = None, axis: int = -1, norm: str | None = None, *,
+         mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """Inverse 1-D FFT with numpy's results (:func:`numpy.fft.ifft`); see :func:`fft`."""
+    return _one_axis(_c2c(True), a, n, axis, norm, mesh, out_sharding, "ifft")
+
+
+def rfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, *,
+         mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """1-D FFT of a real array (:func:`numpy.fft.rfft`): ``axis`` becomes ``n//2 + 1``
+    points.
+
+    Communication and sharding as in :func:`fft`: the result keeps ``a``'s sharding
+    where it can hold it, which it cannot where ``axis`` itself was split (``n//2 + 1``
+    points do not divide evenly): the halved axis is then left whole and the
+    split moved to the axis the plan chose. Complex input is a ``TypeError``.
+    """
+    return _one_axis(_rfftn, a, n, axis, norm, mesh, out_sharding, "rfft")
+
+
+def irfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, *,
+          mesh: Mesh | None = None,
+          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """Inverse of :func:`rfft` (:func:`numpy.fft.irfft`): ``n`` real points along
+    ``axis`` (default ``2 * (m - 1)`` for ``m`` input points; pass ``n`` for odd
+    lengths). Sharding as in :func:`fft`."""
+    return _one_axis(_irfftn, a, n, axis, norm, mesh, out_sharding, "irfft")
+
+
+def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, *,
+         mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """FFT of a Hermitian-symmetric signal given by its first half
+    (:func:`numpy.fft.hfft`): a real result of ``n`` points (default ``2 * (m - 1)``).
+
+    As numpy computes it: :func:`irfft` of ``conj(a)`` with the opposite ``norm``
+    (``"backward"`` and ``"forward"`` swap, ``"ortho"`` stays). Sharding as in
+    :func:`fft`.
+    """
+    return _one_axis(_irfftn, _conj(a), n, axis, _swap_norm(norm, "hfft"), mesh,
+                     out_sharding, "hfft")
+
+
+def ihfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, *,
+          mesh: Mesh | None = None,
+          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """Inverse of :func:`hfft` for a real array (:func:`numpy.fft.ihfft`):
+    ``conj(rfft(a))`` with the opposite ``norm``; ``n//2 + 1`` points along ``axis``.
+    Sharding as in :func:`rfft`."""
+    y = _one_axis(_rfftn, a, n, axis, _swap_norm(norm, "ihfft"), mesh, out_sharding, "ihfft")
+    return jnp.conj(y)
+
+
+def _two(nd, x, s, axes, norm, mesh, out_sharding, where: str):
+    """A 2-D transform: the n-D one over ``axes`` (``None``: as in ``fftn``, as numpy)."""
+    return nd(x, s, axes, norm, mesh, out_sharding, where)
+
+
+def fft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+         norm: str | None = None, *, mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """2-D FFT (:func:`numpy.fft.fft2`): :func:`fftn` over ``axes`` (default the last
+    two), with its layouts: the result is left where the plan ends unless
+    ``out_sharding`` asks for another sharding."""
+    return _two(_c2c(False), a, s, axes, norm, mesh, out_sharding, "fft2")
+
+
+def ifft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+          norm: str | None = None, *, mesh: Mesh | None = None,
+          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """Inverse 2-D FFT (:func:`numpy.fft.ifft2`): :func:`ifftn` over ``axes``."""
+    return _two(_c2c(True), a, s, axes, norm, mesh, out_sharding, "ifft2")
+
+
+def rfft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+          norm: str | None = None, *, mesh: Mesh | None = None,
+          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """2-D FFT of a real array (:func:`numpy.fft.rfft2`): :func:`rfftn` over ``axes``."""
+    return _two(_rfftn, a, s, axes, norm, mesh, out_sharding, "rfft2")
+
+
+def irfft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+           norm: str | None = None, *, mesh: Mesh | None = None,
+           out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    """Inverse of :func:`rfft2` (:func:`numpy.fft.irfft2`): :func:`irfftn` over ``axes``."""
+    return _two(_irfftn, a, s, axes, norm, mesh, out_sharding, "irfft2")

@@ -87,15 +87,39 @@ def normalize_axes(axes, ndim: int, where: str, s=None) -> tuple[int, ...]:
         raise TypeError(f"{where}: axes must be a sequence of ints, got {axes!r}") from None
     if not axes:
         raise ValueError(f"{where}: axes must name at least one axis")
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{where}: axis {a} is out of range for an array of "
-                             f"{ndim} dimensions")
-        out.append(a % ndim)
+    out = [check_axis(a, ndim, where) for a in axes]
     if len(set(out)) != len(out):
         raise ValueError(f"{where}: repeated axes in {axes!r}")
     return tuple(out)
+
+
+def check_axis(axis, ndim: int, where: str) -> int:
+    """One axis of an ``ndim``-d array, numpy's way: an int in ``[-ndim, ndim)``,
+    returned in ``[0, ndim)``. Out of range is numpy's ``AxisError``: a ``ValueError``
+    (as ``jnp.fft`` raises) and an ``IndexError`` (as ``numpy.fft`` raises)."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{where}: an axis must be an int, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{where}: axis {axis} is out of range for an array "
+                                      f"of {ndim} dimensions")
+    return axis % ndim
+
+
+def check_length(n, where: str, *, optional: bool = False) -> int | None:
+    """A number of points, numpy's way: a positive int (or ``None`` where
+    ``optional``)."""
+    if n is None and optional:
+        return None
+    try:
+        n = operator.index(n)
+    except TypeError:
+        what = "an int or None" if optional else "an int"
+        raise TypeError(f"{where}: n must be {what}, got {n!r}") from None
+    if n < 1:
+        raise ValueError(f"{where}: invalid number of data points ({n}) specified")
+    return n
 
 
 def normalize_s(s, axes, shape, where: str) -> tuple[int, ...]:

@@ -147,3 +147,25 @@ def test_fixed_costs_tiny(tmp_path):
     assert len(rows) == 1 and int(rows[0]["devices"]) == 4
     for key in ("dispatch_us", "all_to_all_us", "permutes_us"):
         assert 0 < float(rows[0][key]) < 1e7, key
+
+
+def test_fftshift_benchmark_tiny(tmp_path):
+    """`python -m benchmarks.fftshift --plot` at 16³ on 2x2 and 1x4: pfft's shift equals
+    numpy's, compiles to one collective permute, and every time is positive."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.fftshift", "--sizes", "16",
+                           "--grids", "2x2", "1x4", "--repeats", "2", "--plot",
+                           "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "fftshift.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["grid"], r["axes"]) for r in rows] == [
+        ("2x2", "(0, 1)"), ("2x2", "all"), ("1x4", "(0,)"), ("1x4", "all")]
+    for r in rows:
+        assert r["exact"] == "True" and r["pfft_collectives"] == "1 collective-permute", r
+        for key in ("fftn_ms", "fftshift_ms", "fftshift_over_fftn"):
+            assert 0 < float(r[key]) < math.inf, (key, r)
+        assert "all-gather" not in r["jnp_collectives"], r
+    assert (tmp_path / "fftshift.png").stat().st_size > 1000
+    assert "**pfft.fftshift / fftn**" in proc.stdout

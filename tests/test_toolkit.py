@@ -30,7 +30,7 @@ def test_fftfreq_matches_numpy(n, d):
 def test_fftfreq_dtype_and_errors():
     assert pfft.fftfreq(8, dtype=jnp.float32).dtype == jnp.float32
     assert pfft.rfftfreq(8).dtype == jnp.float64          # x64 is on in the tests
-    with pytest.raises(ValueError, match="fftfreq: n must be positive"):
+    with pytest.raises(ValueError, match=r"fftfreq: invalid number of data points \(0\)"):
         pfft.fftfreq(0)
     with pytest.raises(TypeError, match="rfftfreq: n must be an int"):
         pfft.rfftfreq(2.5)

@@ -3,10 +3,13 @@
 ``pfft.fftfreq``/``pfft.rfftfreq`` are numpy's frequencies as jax arrays;
 ``pfft.halo_exchange``/``pfft.halo_reduce`` give every local block of a sharded
 array its neighbours' edges (and add them back, the exact adjoint);
+``pfft.fftshift``/``pfft.ifftshift`` roll sharded spectra by collective permutes;
 :mod:`pfft.spectral` solves and differentiates on periodic grids.
 """
 from . import spectral
 from .freq import fftfreq, rfftfreq
 from .halo import halo_exchange, halo_reduce
+from .shift import fftshift, ifftshift
 
-__all__ = ["fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral"]
+__all__ = ["fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "fftshift", "ifftshift",
+           "spectral"]

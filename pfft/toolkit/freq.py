@@ -1,23 +1,13 @@
 """Sample frequencies with numpy's values, as jax arrays."""
 from __future__ import annotations
 
-import operator
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..arguments import check_length
+
 __all__ = ["fftfreq", "rfftfreq"]
-
-
-def _check_n(n, where: str) -> int:
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{where}: n must be an int, got {n!r}") from None
-    if n < 1:
-        raise ValueError(f"{where}: n must be positive, got {n}")
-    return n
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype=None) -> jax.Array:
@@ -44,7 +34,7 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None) -> jax.Array:
     >>> pfft.fftfreq(4, d=0.5).tolist()
     [0.0, 0.5, -1.0, -0.5]
     """
-    n = _check_n(n, "fftfreq")
+    n = check_length(n, "fftfreq")
     return jnp.asarray(np.fft.fftfreq(n, d), dtype=dtype or jnp.result_type(float))
 
 
@@ -66,5 +56,5 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype=None) -> jax.Array:
     >>> pfft.rfftfreq(4).tolist()
     [0.0, 0.25, 0.5]
     """
-    n = _check_n(n, "rfftfreq")
+    n = check_length(n, "rfftfreq")
     return jnp.asarray(np.fft.rfftfreq(n, d), dtype=dtype or jnp.result_type(float))
