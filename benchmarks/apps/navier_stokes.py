@@ -27,7 +27,9 @@ class Transforms(NamedTuple):
     """What the solver needs from an FFT library, for fields of shape ``(3, n, n, n)``."""
     forward: Callable          # real (3, n, n, n) -> half spectrum (3, n, n, n//2+1)
     backward: Callable         # half spectrum -> real
-    wavenumbers: tuple         # kx, ky, kz: integer wavenumbers, broadcastable to û[i]
+    wavenumbers: Callable      # () -> (kx, ky, kz): integer wavenumbers, broadcastable to
+    #                            û[i]; called inside the jitted solver, so that no global
+    #                            array is closed over (jax.distributed forbids that)
     put: Callable              # numpy array -> array placed as ``forward`` wants it
     points: int                # grid points per axis of the physical fields
     truncate: bool = True      # dealias by the 2/3 rule (False: the transforms pad, 3/2 rule)
@@ -42,8 +44,8 @@ def jnp_transforms(n: int, dtype=np.float64) -> Transforms:
     ks = (k.reshape(n, 1, 1), k.reshape(1, n, 1), kz.reshape(1, 1, -1))
     return Transforms(lambda u: jnp.fft.rfftn(u, axes=(1, 2, 3)),
                       lambda uh: jnp.fft.irfftn(uh, s=(n, n, n), axes=(1, 2, 3)),
-                      tuple(jnp.asarray(a, dtype) for a in ks),
-                      lambda a: jax.device_put(a, jax.devices()[0]), n)
+                      lambda: tuple(jnp.asarray(a, dtype) for a in ks),
+                      lambda a: jax.device_put(a, jax.local_devices()[0]), n)
 
 
 def pfft_transforms(n: int, mesh, dtype=np.float64, padding: float = 1.0) -> Transforms:
@@ -56,9 +58,11 @@ def pfft_transforms(n: int, mesh, dtype=np.float64, padding: float = 1.0) -> Tra
     import pfft
 
     plan = pfft.plan((3, n, n, n), dtype, mesh, kind="r2c", axes=(1, 2, 3), padding=padding)
-    ks = [k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n)]   # d = 1/n: integers
-    return Transforms(plan.forward, plan.backward, tuple(ks),
-                      lambda a: jax.device_put(a, plan.in_sharding), plan.in_shape[1],
+    def wavenumbers():                                      # d = 1/n: integers
+        return tuple(k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n))
+
+    return Transforms(plan.forward, plan.backward, wavenumbers,
+                      lambda a: place_global(a, plan.in_sharding), plan.in_shape[1],
                       truncate=padding < 1.5)
 
 
@@ -73,15 +77,24 @@ def mpi_transforms(n: int, grid, dtype=np.float64, padding: float = 1.0) -> Tran
 
     plan = pfft.mpi.plan((3, n, n, n), dtype, grid, kind="r2c", axes=(1, 2, 3),
                          padding=padding)
-    ks = [k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n)]
     points = plan.in_shape[1]
+
+    def wavenumbers():
+        return tuple(k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n))
 
     def average(field):
         return mpi4jax.allreduce(jnp.sum(field), op=MPI.SUM, comm=grid.comm) / points ** 3
 
-    return Transforms(plan.forward, plan.backward, tuple(ks),
+    return Transforms(plan.forward, plan.backward, wavenumbers,
                       lambda a: jnp.asarray(a[plan.local_in_slices]), points,
                       truncate=padding < 1.5, average=average)
+
+
+def place_global(a: np.ndarray, sharding) -> jax.Array:
+    """A host array (the same on every process) as a global array of ``sharding``: each
+    process puts only its own devices' blocks (also across processes under
+    ``jax.distributed``)."""
+    return jax.make_array_from_callback(a.shape, sharding, lambda index: a[index])
 
 
 def taylor_green(n: int, dtype=np.float64) -> np.ndarray:
@@ -96,7 +109,7 @@ def taylor_green(n: int, dtype=np.float64) -> np.ndarray:
 
 def curl_hat(t: Transforms, uh):
     """The spectrum of ``ω = ∇ × u`` from ``u``'s half spectrum."""
-    kx, ky, kz = t.wavenumbers
+    kx, ky, kz = t.wavenumbers()
     return 1j * jnp.stack([ky * uh[2] - kz * uh[1], kz * uh[0] - kx * uh[2],
                            kx * uh[1] - ky * uh[0]])
 
@@ -104,14 +117,13 @@ def curl_hat(t: Transforms, uh):
 def rhs_function(t: Transforms, n: int, nu: float) -> Callable:
     """``dû/dt`` of the rotational form, dealiased by the 2/3 rule (or by the
     transforms' own padding, ``t.truncate`` False)."""
-    kx, ky, kz = t.wavenumbers
-    k2 = kx * kx + ky * ky + kz * kz
-    inv_k2 = jnp.where(k2 == 0, 0.0, 1.0 / jnp.where(k2 == 0, 1.0, k2))
-    cut = n / 3.0
-    keep = ((jnp.abs(kx) < cut) & (jnp.abs(ky) < cut) & (jnp.abs(kz) < cut)
-            if t.truncate else True)
-
     def rhs(uh):
+        kx, ky, kz = t.wavenumbers()
+        k2 = kx * kx + ky * ky + kz * kz
+        inv_k2 = jnp.where(k2 == 0, 0.0, 1.0 / jnp.where(k2 == 0, 1.0, k2))
+        cut = n / 3.0
+        keep = ((jnp.abs(kx) < cut) & (jnp.abs(ky) < cut) & (jnp.abs(kz) < cut)
+                if t.truncate else True)
         u = t.backward(uh)
         w = t.backward(curl_hat(t, uh))
         cross = jnp.stack([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],

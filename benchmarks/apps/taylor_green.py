@@ -18,7 +18,11 @@ checksum in its README): ``E(0) = 0.125``, the peak of ``-dE/dt`` 0.012858 at
 ``--grid one`` runs the same solver on one device with ``jnp.fft``. ``--mpi`` runs it
 through ``pfft.mpi``, one process per device, on a process grid of ``--grid`` (e.g.
 ``mpirun -n 4 python -m benchmarks.apps.taylor_green --mpi --grid 2x2``); rank 0
-prints, compares and writes.
+prints, compares and writes. ``--distributed`` runs one JAX program over several
+processes (``jax.distributed.initialize()``: under ``srun`` with no more arguments, e.g.
+``srun -n 8 python -m benchmarks.apps.taylor_green --distributed --grid 2x4``; elsewhere
+with ``--coordinator HOST:PORT --num-processes N --process-id I``), the mesh spanning
+every process's devices; process 0 prints, compares and writes.
 ``--compare-until T`` also runs the one-device solver to ``T`` and reports the largest
 difference in ``E(t)``. The timing line gives the time per step and its ratio to the
 one-device solver's step (measured in the same process).
@@ -89,10 +93,10 @@ class Simulation:
 
     def run(self, records: int, progress=None) -> np.ndarray:
         """``records + 1`` rows of (E, Ω), the first at t = 0."""
-        rows = [tuple(float(v) for v in self.diagnose(self.state))]
+        rows = [_values(self.diagnose(self.state))]
         for i in range(records):
             self.state = self.advance(self.state)
-            rows.append(tuple(float(v) for v in self.diagnose(self.state)))
+            rows.append(_values(self.diagnose(self.state)))
             if progress:
                 progress(i + 1, records, rows[-1])
         return np.array(rows)
@@ -112,6 +116,12 @@ class Simulation:
                 uh = t.forward(t.backward(uh) + t.backward(uh))
             return uh
         return median_time(jax.jit(transforms_only), self.state, repeats=repeats)
+
+
+def _values(scalars) -> tuple[float, ...]:
+    """Replicated jitted scalars as floats, from this process's copy (under
+    ``jax.distributed`` other processes' devices are not addressable here)."""
+    return tuple(float(np.asarray(v.addressable_data(0))) for v in scalars)
 
 
 def dissipation_from_energy(times: np.ndarray, energy: np.ndarray) -> np.ndarray:
@@ -153,6 +163,11 @@ def main(argv=None):
                     help="also run the one-device solver to this time and compare E(t)")
     ap.add_argument("--mpi", action="store_true",
                     help="through pfft.mpi, one process per device (run under mpirun)")
+    ap.add_argument("--distributed", action="store_true",
+                    help="one JAX program over several processes (jax.distributed)")
+    ap.add_argument("--coordinator", help="with --distributed, outside srun: HOST:PORT")
+    ap.add_argument("--num-processes", type=int)
+    ap.add_argument("--process-id", type=int)
     ap.add_argument("--quick", action="store_true", help="32³, t ≤ 0.5, for the tests")
     ap.add_argument("--plot", action="store_true")
     ap.add_argument("--out", default="results")
@@ -164,6 +179,11 @@ def main(argv=None):
 
         lead = MPI.COMM_WORLD.rank == 0
         where = f"pfft.mpi over {MPI.COMM_WORLD.size} MPI ranks"
+    elif args.distributed:
+        jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+        lead = jax.process_index() == 0
+        where = (f"jax.distributed: {jax.process_count()} processes, "
+                 f"{jax.device_count()} devices")
     else:
         simulate_cpu_devices(8)
         lead, where = True, "8 simulated CPU devices"
