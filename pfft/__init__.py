@@ -11,6 +11,7 @@ from .config import show_config
 from .grid import dims_create, make_mesh
 from .layout import Layout
 from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
+from .r2r import dctn, dstn, idctn, idstn
 from .tuning import forget_wisdom, load_wisdom, save_wisdom, tune
 from .toolkit import (fftfreq, fftshift, halo_exchange, halo_reduce, ifftshift, rfftfreq,
                       spectral)
@@ -19,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
            "fft2", "ifft2", "rfft2", "irfft2", "fftshift", "ifftshift", "device_put",
+           "dctn", "idctn", "dstn", "idstn",
            "make_mesh", "dims_create", "plan", "Plan",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
            "tune", "save_wisdom", "load_wisdom", "forget_wisdom",

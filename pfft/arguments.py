@@ -194,3 +194,56 @@ def check_tune(tune, where: str, in_sharding=None) -> None:
         raise ValueError(f"{where}: tune must be None, 'wisdom' or 'measure', got {tune!r}")
     if tune is not None and in_sharding is not None:
         raise ValueError(f"{where}: tune chooses the grid, so it cannot honour in_sharding")
+
+
+# -- per-axis transform kinds (real-to-real and mixed plans) -------------------------
+
+R2R_KINDS = tuple(f"{f}{t}" for f in ("dct", "dst") for t in (1, 2, 3, 4))
+AXIS_KINDS = ("fft", "rfft") + R2R_KINDS
+
+
+def check_kinds(kinds, axes, kind: str, where: str):
+    """A plan's ``kinds``: one of :data:`AXIS_KINDS` per axis of ``axes``.
+
+    Returns ``(kinds, kind)``: the kinds as a tuple (``None`` where every axis is
+    ``"fft"``: a plain complex plan) and the plan's kind (``"r2c"`` where an axis is
+    ``"rfft"``, the halved axis; at most one may be).
+    """
+    if kinds is None:
+        return None, kind
+    if isinstance(kinds, str):
+        raise TypeError(f"{where}: kinds must be a sequence of strings, one per transformed "
+                        f"axis, got the string {kinds!r}")
+    try:
+        kinds = tuple(kinds)
+    except TypeError:
+        raise TypeError(f"{where}: kinds must be a sequence of strings, got {kinds!r}") from None
+    if len(kinds) != len(axes):
+        raise ValueError(f"{where}: kinds {kinds} must give one kind per transformed axis "
+                         f"{tuple(axes)}")
+    bad = [k for k in kinds if not isinstance(k, str) or k not in AXIS_KINDS]
+    if bad:
+        raise ValueError(f"{where}: unknown kinds {bad}; each is one of {AXIS_KINDS}")
+    if kinds.count("rfft") > 1:
+        raise ValueError(f"{where}: at most one axis can be 'rfft' (the halved axis), got "
+                         f"{kinds}")
+    if "rfft" in kinds:
+        if kind not in ("c2c", "r2c"):
+            raise ValueError(f"{where}: kinds with 'rfft' make a real plan; kind must be "
+                             f"'c2c' or 'r2c', got {kind!r}")
+        kind = "r2c"
+    elif kind == "r2c":
+        raise ValueError(f"{where}: kind='r2c' with kinds: mark the halved axis 'rfft'")
+    if all(k == "fft" for k in kinds):
+        return None, kind
+    return kinds, kind
+
+
+def r2r_dtype(dtype) -> np.dtype:
+    """The real dtype a real-to-real transform of real ``dtype`` computes in (float32
+    for float32 and narrower floats, float64 for float64, the default float for
+    integers and bools); complex dtypes as :func:`complex_dtype`."""
+    out = complex_dtype(dtype)
+    if np.issubdtype(np.dtype(dtype), np.complexfloating):
+        return out
+    return np.dtype(np.finfo(out).dtype)

@@ -17,26 +17,34 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .arguments import (check_norm, check_padding, check_plan_options, check_shape,
-                        complex_dtype, norm_scale, normalize_axes)
+from .arguments import (R2R_KINDS, check_norm, check_padding, check_plan_options, check_shape,
+                        complex_dtype, norm_scale, normalize_axes, r2r_dtype)
 from .autodiff import BACKWARD, FORWARD, Variant, apply
+from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
 from .planner import Chain, build_chain
 from .stages import Exchange
 
-__all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype"]
+__all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
+           "r2r_frequencies"]
 
 
-def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, where: str):
+def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, where: str,
+                   kinds=None):
     """Check a plan's arguments, the same way for every transport.
+
+    ``kinds`` (checked by :func:`pfft.arguments.check_kinds`): per-axis kinds of a
+    real-to-real or mixed plan; a plan whose axes are all real-to-real keeps a real
+    ``dtype`` real.
 
     Returns
     -------
     shape, dtype, axes, norm, spectral
-        The physical (for ``padding > 1``, finer) global shape, the complex dtype
-        computed in, the axes (numpy's rules: default all), the norm, and the
-        ``(axis, N)`` spectral lengths kept by dealiasing.
+        The physical (for ``padding > 1``, finer) global shape, the dtype computed in
+        (complex; real for an all real-to-real plan of real data), the axes (numpy's
+        rules: default all), the norm, and the ``(axis, N)`` spectral lengths kept by
+        dealiasing.
     """
     check_plan_options(kind, spectrum, where)
     shape = check_shape(shape, where)
@@ -44,13 +52,17 @@ def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, 
         dtype = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{where}: dtype {dtype!r} is not a numpy dtype") from None
+    all_r2r = kinds is not None and all(k in R2R_KINDS for k in kinds)
     try:
-        dtype = complex_dtype(dtype)
+        dtype = r2r_dtype(dtype) if all_r2r else complex_dtype(dtype)
     except TypeError as err:
         raise TypeError(f"{where}: {str(err).removeprefix('pfft: ')}") from None
     axes = normalize_axes(axes, len(shape), where)
     norm = check_norm(norm, where)
     shape, spectral = check_padding(padding, shape, axes, where)
+    if spectral and kinds is not None and any(k in R2R_KINDS for k in kinds):
+        raise ValueError(f"{where}: padding (dealiasing) is for Fourier axes; a plan with "
+                         f"real-to-real kinds takes padding=1")
     return shape, dtype, axes, norm, spectral
 
 
@@ -97,9 +109,10 @@ class Transform:
     chain
         The forward chain; variants with ``reverse`` run it backwards.
     dtype
-        The complex dtype computed in.
+        The dtype computed in: complex, or real for an all real-to-real plan.
     norm, size, dealias
-        numpy's ``norm``, the number of points it scales by, and the factor a
+        numpy's ``norm``, the number of points it scales by (Fourier axes only:
+        real-to-real stages carry their own scaling), and the factor a
         dealiased forward rescales the finer grid's sums by (``N / M``).
     engine, transport
         The local FFT engine and the collectives (both hashable).
@@ -168,7 +181,15 @@ class PlanCore:
     ----------
     shape, dtype, axes, norm, kind, spectrum
         ``shape`` is the global input of :meth:`forward` (real for ``kind="r2c"``,
-        the finer grid for ``padding > 1``), ``dtype`` the complex dtype computed in.
+        the finer grid for ``padding > 1``), ``dtype`` the dtype computed in
+        (complex; real for an all real-to-real plan of real data).
+    kinds, orthogonalize
+        ``None`` for an FFT plan; else the kind of each axis of ``axes``
+        (``"fft"``, ``"rfft"``, ``"dct1"`` ... ``"dst4"``) and scipy's
+        ``orthogonalize`` for the real-to-real ones.
+    r2r
+        ``{axis: R2R}``: the forward map of each real-to-real axis
+        (:func:`pfft.engines.r2r.scipy_op`).
     real_dtype
         Its real counterpart.
     padding
@@ -199,7 +220,7 @@ class PlanCore:
 
     def __init__(self, shape, dtype, axes, norm, in_layout: Layout, *, kind: str, n: int | None,
                  spectrum: str, padding, engine, transport, grid_axes=frozenset(),
-                 effects=frozenset()):
+                 effects=frozenset(), kinds=None, orthogonalize=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
@@ -209,10 +230,23 @@ class PlanCore:
         self.spectrum = spectrum
         self.padding = dict(padding)              # axis -> spectral length kept (dealiasing)
         self.engine = engine
+        self.kinds = None if kinds is None else tuple(kinds)
+        self.orthogonalize = orthogonalize
+        chain_axes, self.r2r = self.axes, {}
+        if self.kinds is not None:
+            # the halved axis last among the Fourier ones (the planner's rule), then
+            # the real-to-real axes with their forward maps (scaling included)
+            self.r2r = {a: scipy_op(k, self.shape[a], norm, orthogonalize)
+                        for a, k in zip(self.axes, self.kinds) if k in R2R_KINDS}
+            by_kind = dict(zip(self.axes, self.kinds))
+            chain_axes = (tuple(a for a in self.axes if by_kind[a] == "fft")
+                          + tuple(a for a in self.axes if by_kind[a] == "rfft")
+                          + tuple(self.r2r))
         self.chain: Chain = build_chain(
-            in_layout, self.axes, kind=kind, n=n, spectral=self.padding or None,
-            even_output=self.EVEN_BLOCKS and (spectrum == "numpy" or kind == "c2r"))
-        lengths = {a: self.shape[a] for a in self.axes}
+            in_layout, chain_axes, kind=kind, n=n, spectral=self.padding or None,
+            even_output=self.EVEN_BLOCKS and (spectrum == "numpy" or kind == "c2r"),
+            r2r=tuple(self.r2r.items()))
+        lengths = {a: self.shape[a] for a in self.axes if a not in self.r2r}
         real = self.chain.real_stage
         if real is not None:
             lengths[real.axis] = real.n
@@ -220,7 +254,7 @@ class PlanCore:
         # numpy's scaling for the spectral grid; the forward also rescales the sums
         # of the finer (padded) grid to the spectral grid's: (N / M) per axis
         self.spectral_shape = tuple(kept.get(a, n) for a, n in enumerate(self.shape))
-        self.size = math.prod(kept.values())
+        self.size = math.prod(kept.values())          # Fourier axes (r2r ones scale themselves)
         self.transform = Transform(self.chain, self.dtype, norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
                                    engine, transport, frozenset(grid_axes), frozenset(effects))
@@ -296,7 +330,12 @@ class PlanCore:
         for a in sorted(self.axes):
             step = float(spacing[self.axes.index(a)])
             n = self.spectral_shape[a]
-            freq = np.fft.rfftfreq(n, step) if (real and a == real.axis) else np.fft.fftfreq(n, step)
+            if a in self.r2r:
+                freq = r2r_frequencies(self.r2r[a].kind, n, step)
+            elif real and a == real.axis:
+                freq = np.fft.rfftfreq(n, step)
+            else:
+                freq = np.fft.fftfreq(n, step)
             if angular:
                 freq = 2 * np.pi * freq
             values = np.zeros(out.padded_shape[a], dtype=self.real_dtype)
@@ -320,8 +359,9 @@ class PlanCore:
             For each transformed axis in increasing order, an array with the output's
             length along that axis (this rank's block of it, on MPI) and size one
             elsewhere, held like the output along it: ``numpy.fft.fftfreq`` values
-            (``rfftfreq`` on the halved axis of a real plan). Padding positions of a
-            ``spectrum="padded"`` plan hold 0.
+            (``rfftfreq`` on the halved axis of a real plan; on a real-to-real axis
+            the wavenumber of each cosine or sine mode, :func:`r2r_frequencies`).
+            Padding positions of a ``spectrum="padded"`` plan hold 0.
         """
         return tuple(self._output_values(a, values)
                      for a, values in self._frequencies(d, angular))
@@ -357,8 +397,47 @@ class PlanCore:
     def _headline(self, name: str, grid: str) -> str:
         what = {"c2c": "fftn", "r2c": "rfftn", "c2r": "irfftn"}[self.kind]
         extra = ", spectrum='padded'" if self.spectrum == "padded" else ""
+        if self.kinds is not None:
+            what = "r2r" if len(self.r2r) == len(self.axes) else "mixed"
+            extra += f", kinds={self.kinds}"
+            if self.orthogonalize is not None:
+                extra += f", orthogonalize={self.orthogonalize}"
         if self.padding:
             extra += f", dealiased to {self.spectral_shape}"
         extra += f", engine {getattr(self.engine, 'name', 'xla')}"
         return (f"{name}({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                 f"norm={self.norm!r}{extra}, {grid})")
+
+
+def r2r_frequencies(kind: str, n: int, d: float = 1.0) -> np.ndarray:
+    """The frequency (cycles per unit, as ``numpy.fft.fftfreq``; times ``2 pi`` the
+    angular wavenumber ``k``) of each output mode of a real-to-real transform
+    ``kind`` on ``n`` samples of spacing ``d``, ``m = 0 .. n-1``.
+
+    Mode ``m`` is ``cos(k x)`` or ``sin(k x)`` on the samples' grid, the walls at
+    ``x = 0`` and ``x = L``:
+
+    ====== ========================= ================ ================================
+    kind   samples ``x_j``           ``L``            ``k``
+    ====== ========================= ================ ================================
+    dct1   ``j d`` (walls included)  ``(n - 1) d``    ``pi m / L``
+    dct2   ``(j + 1/2) d``           ``n d``          ``pi m / L``
+    dct3   ``j d``                   ``n d``          ``pi (m + 1/2) / L``
+    dct4   ``(j + 1/2) d``           ``n d``          ``pi (m + 1/2) / L``
+    dst1   ``(j + 1) d`` (interior)  ``(n + 1) d``    ``pi (m + 1) / L``
+    dst2   ``(j + 1/2) d``           ``n d``          ``pi (m + 1) / L``
+    dst3   ``(j + 1) d``             ``n d``          ``pi (m + 1/2) / L``
+    dst4   ``(j + 1/2) d``           ``n d``          ``pi (m + 1/2) / L``
+    ====== ========================= ================ ================================
+    """
+    family, t = kind[:3], int(kind[3])
+    m = np.arange(n, dtype=float)
+    if t == 1:
+        length = (n - 1) * d if family == "dct" else (n + 1) * d
+        shift = 0.0 if family == "dct" else 1.0
+    else:
+        length = n * d
+        shift = {2: 0.0 if family == "dct" else 1.0, 3: 0.5, 4: 0.5}[t]
+    if length == 0:                    # one point of a DCT-I is refused earlier
+        return np.zeros(n)
+    return (m + shift) / (2 * length)

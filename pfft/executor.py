@@ -22,12 +22,13 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from .engines import r2r as r2r_engine
 from .engines import xla as xla_engine
 from . import pieces as pieces_path
 from .pieces import Pieces
 from .planner import Chain
 from .transports import xla as xla_transport
-from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter
+from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter
 
 __all__ = ["run_chain"]
 
@@ -116,6 +117,17 @@ def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) 
     block.data = data
 
 
+def _r2r(block: Block, st: LocalR2R, inverse: bool, engine) -> None:
+    """A DCT or DST along one whole axis (:mod:`pfft.engines.r2r`, through ``lax.fft``
+    on every engine), its scaling included; a pending scale stays pending."""
+    op = st.op_for(inverse)
+    if engine.STRIDED:            # numpy's order kept: the axis moves last and back
+        block.data = r2r_engine.apply(block.data, op, block.order.index(st.axis))
+        return
+    block.permute(_order_for(block.order, st.axes))
+    block.data = r2r_engine.apply_last(block.data, op)
+
+
 def _resize_spectrum(block: Block, st: Resize) -> None:
     """Keep (or zero-pad back) the low frequencies along a local axis."""
     pos = block.order.index(st.axis)
@@ -149,9 +161,9 @@ def _pad_axis(data: jax.Array, pos: int, length: int) -> jax.Array:
     return jnp.pad(data, pad)
 
 
-def _next_fft(stages, i) -> LocalFFT | RealFFT | None:
+def _next_fft(stages, i) -> LocalFFT | RealFFT | LocalR2R | None:
     for stage in stages[i + 1:]:
-        if isinstance(stage, (LocalFFT, RealFFT)):
+        if isinstance(stage, (LocalFFT, RealFFT, LocalR2R)):
             return stage
     return None
 
@@ -314,6 +326,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
         elif isinstance(st, RealFFT):
             _real_fft(block, st, inverse, weighted, engine)
             shape[st.axis] = st.half if st.to_complex else st.n
+        elif isinstance(st, LocalR2R):
+            _r2r(block, st, inverse, engine)
         elif isinstance(st, Resize):
             _resize_spectrum(block, st)
             shape[st.axis] = st.n_to

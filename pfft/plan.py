@@ -10,14 +10,15 @@ import functools
 import math
 import os
 import warnings
-from typing import Callable
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_tune
+from .arguments import (NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_kinds,
+                        check_shape, check_tune, normalize_axes)
 from .autodiff import BACKWARD, FORWARD, Variant
 from .core import PlanCore, layout_of_spec, plan_arguments
 from .engines.choice import engine_for_plan
@@ -51,6 +52,9 @@ class Plan(PlanCore):
     kind
         ``"c2c"``, ``"r2c"`` (:meth:`forward` is ``rfftn``, :meth:`backward`
         ``irfftn``) or ``"c2r"`` (internal: ``irfftn`` from a spectrum's layout).
+    kinds, orthogonalize
+        Per-axis kinds of a real-to-real or mixed plan (``None`` for an FFT plan),
+        and scipy's ``orthogonalize``; see :func:`pfft.plan`.
     spectrum
         ``"numpy"``: the output has numpy's shape and is evenly sharded;
         ``"padded"`` (real plans): the halved axis is left split where the chain
@@ -80,7 +84,7 @@ class Plan(PlanCore):
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
                  padding: tuple[tuple[int, int], ...] = (), engine: str = "auto",
-                 fuse_exchanges: bool | str = "auto"):
+                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.mesh = mesh
         self.grid = in_layout.grid
         devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
@@ -88,7 +92,8 @@ class Plan(PlanCore):
                          spectrum=spectrum, padding=padding,
                          engine=engine_for_plan(engine, devices, fuse_exchanges),
                          transport=xla_transport,
-                         grid_axes=frozenset(m for m, _ in self.grid))
+                         grid_axes=frozenset(m for m, _ in self.grid),
+                         kinds=kinds, orthogonalize=orthogonalize)
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
         self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
@@ -245,23 +250,29 @@ def padded_spectrum_length(shape, spec, mesh, axes) -> int | None:
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
              n: int | None = None, spectrum: str = "numpy", padding=(),
-             engine: str | None = None, fuse_exchanges: bool | str = "auto") -> Plan:
+             engine: str | None = None, fuse_exchanges: bool | str = "auto",
+             kinds: tuple[str, ...] | None = None, orthogonalize: bool | None = None) -> Plan:
     """The cached plan for these arguments (made on first use)."""
     engine = (engine or os.environ.get("PFFT_ENGINE") or "auto").lower()
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
+    kinds = None if kinds is None else tuple(kinds)
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
-           tuple(padding), engine, fuse_exchanges)
+           tuple(padding), engine, fuse_exchanges, kinds,
+           None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
                                                 padding=tuple(padding), engine=engine,
-                                                fuse_exchanges=fuse_exchanges))
+                                                fuse_exchanges=fuse_exchanges, kinds=kinds,
+                                                orthogonalize=orthogonalize))
 
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
          padding: float = 1.0, tune: str | None = None, engine: str | None = None,
-         fuse_exchanges: bool | str = "auto") -> Plan:
-    """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) for arrays of one shape.
+         fuse_exchanges: bool | str = "auto", kinds: Sequence[str] | None = None,
+         orthogonalize: bool | None = None) -> Plan:
+    """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
+    (and its inverse) for arrays of one shape.
 
     Parameters
     ----------
@@ -320,13 +331,35 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         when there is no wisdom yet. The plan's mesh then has that grid (same devices
         and axis types); place inputs with ``plan.in_sharding``.
 
+    kinds
+        The transform along each axis of ``axes`` (default all axes), one of
+        ``"fft"``, ``"rfft"`` (at most one: the halved axis of a real plan, whose
+        other Fourier axes are complex FFTs), ``"dct1"`` ... ``"dct4"``,
+        ``"dst1"`` ... ``"dst4"`` (scipy's ``dct``/``dst`` of that type, with
+        ``norm``). ``None`` (default): every axis ``"fft"`` (``"rfft"`` on the last
+        for ``kind="r2c"``). :meth:`Plan.forward` is then each axis's transform,
+        :meth:`Plan.backward` its inverse (scipy's ``idct``/``idst``); a plan whose
+        axes are all real-to-real maps real arrays to real arrays (complex ones
+        part by part). ``wavenumbers()`` gives each axis its own (Fourier, cosine or
+        sine modes: :func:`pfft.core.r2r_frequencies`). See ``docs/r2r.md``.
+    orthogonalize
+        scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
+        "ortho"``).
+
     Returns
     -------
     Plan
         Cached: the same arguments return the same object.
     """
+    axes_checked = normalize_axes(axes, len(check_shape(shape, "plan")), "plan")
+    kinds, kind = check_kinds(kinds, axes_checked, kind, "plan")
+    if kinds is not None and tune is not None:
+        raise ValueError("plan: tune is not available for plans with kinds yet")
+    if orthogonalize is not None and not isinstance(orthogonalize, (bool, np.bool_)):
+        raise TypeError(f"plan: orthogonalize must be None, True or False, got "
+                        f"{orthogonalize!r}")
     shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
-                                                        spectrum, padding, "plan")
+                                                        spectrum, padding, "plan", kinds)
     check_tune(tune, "plan", in_sharding)
     grid = grid_axes(mesh)
     layout = None
@@ -340,7 +373,9 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     if layout is None:
         layout = default_layout(shape, axes, grid)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges)
+                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
+                    kinds=kinds, orthogonalize=None if orthogonalize is None
+                    else bool(orthogonalize))
 
 
 def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:

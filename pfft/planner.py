@@ -13,13 +13,17 @@ the split into another split axis that divides by both (a pencil's ``'y'`` joins
 ``'x'`` on axis 0, then both move to axis 1: two exchanges). Only where no axis can
 take it does the halved axis get split, and one more all-to-all makes it whole again
 (unless the caller asks for the padded spectrum).
+
+Real-to-real axes (DCT, DST) need only be whole, like complex ones; they keep real
+data real, so they may go at any time (a real plan does them before its
+real-to-complex stage, on real data).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from .layout import Layout, names_of
-from .stages import Exchange, Gather, LocalFFT, RealFFT, Resize, Scatter, Stage
+from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter, Stage
 
 __all__ = ["Chain", "build_chain", "after", "KINDS"]
 
@@ -71,7 +75,7 @@ class Chain:
 
 def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
                 n: int | None = None, even_output: bool = True,
-                spectral: dict[int, int] | None = None) -> Chain:
+                spectral: dict[int, int] | None = None, r2r=()) -> Chain:
     """Plan a transform over ``axes`` starting from ``in_layout``.
 
     Parameters
@@ -79,7 +83,8 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
     in_layout
         Where the input is.
     axes
-        Axes to transform; for real kinds the last one is the halved axis.
+        Axes to transform; for real kinds the last one that is not a real-to-real
+        axis is the halved axis.
     kind
         ``"c2c"``, ``"r2c"`` (real input of ``in_layout.shape``) or ``"c2r"`` (a
         half spectrum in, ``n`` real points out along the halved axis).
@@ -92,6 +97,10 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         Dealiasing (``r2c``/``c2c``): per axis, the length of the spectrum to keep
         (smaller than the input's); each axis is truncated right after its FFT,
         while it is local. For the halved axis give the real length.
+    r2r
+        ``(axis, op)`` pairs: axes of ``axes`` transformed by a real-to-real
+        :class:`~pfft.engines.r2r.R2R` (a :class:`~pfft.stages.LocalR2R` stage each,
+        as soon as the axis is whole) instead of an FFT.
 
     Every mesh axis that splits the input keeps splitting some array axis; a mesh
     axis the input is replicated over is given an axis it divides evenly (a local
@@ -110,7 +119,13 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if any(not 0 <= a < in_layout.ndim for a in axes) or len(set(axes)) != len(axes):
         raise ValueError(f"axes {axes} are not distinct axes of a {in_layout.ndim}-d layout")
-    real = axes[-1] if kind != "c2c" else None
+    r2r = dict(r2r)
+    if any(a not in axes for a in r2r):
+        raise ValueError(f"r2r axes {sorted(r2r)} are not all among the axes {axes}")
+    fourier = [a for a in axes if a not in r2r]
+    if kind != "c2c" and not fourier:
+        raise ValueError(f"kind {kind!r} needs an axis that is not real-to-real")
+    real = fourier[-1] if kind != "c2c" else None
     if kind == "r2c":
         n = in_layout.shape[real]
     layout = in_layout
@@ -129,15 +144,23 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
 
     def allowed(a: int) -> bool:
         """Whether axis ``a`` may be transformed now (real kinds order their axes)."""
+        if a in r2r:              # real to real: keeps real data real
+            return True
         if kind == "r2c":         # with or after the halved axis
             return a == real or real in done or layout.split[real] is None
         if kind == "c2r" and a == real:    # after every other axis
-            return all(b in done for b in axes if b != real)
+            return all(b in done for b in fourier if b != real)
         return True
 
     while True:
         ready = tuple(a for a in axes if a not in done and layout.split[a] is None and allowed(a))
         if ready:
+            now = [a for a in ready if a in r2r]        # first: on real data where real
+            stages.extend(LocalR2R(a, r2r[a]) for a in now)
+            done.update(now)
+            ready = tuple(a for a in ready if a not in r2r)
+            if not ready:
+                continue
             if real in ready:
                 axes_now = tuple(a for a in ready if a != real) + (real,)
                 stages.append(RealFFT(axes_now, n, to_complex=(kind == "r2c")))
@@ -210,7 +233,7 @@ def _merge(layout: Layout, pending, gather_only: bool = True) -> Stage | None:
 def after(layout: Layout, stage: Stage) -> Layout:
     """The layout ``stage`` leaves behind it, starting from ``layout``: the one rule
     for every stage (the planner's walk and :meth:`Chain.layouts` both use it)."""
-    if isinstance(stage, LocalFFT):
+    if isinstance(stage, (LocalFFT, LocalR2R)):
         return layout
     if isinstance(stage, RealFFT):
         return layout.with_size(stage.axis, stage.half if stage.to_complex else stage.n)

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .engines.r2r import R2R
 from .layout import Split
 
-__all__ = ["LocalFFT", "RealFFT", "Resize", "Exchange", "Gather", "Scatter", "Stage"]
+__all__ = ["LocalFFT", "RealFFT", "LocalR2R", "Resize", "Exchange", "Gather", "Scatter",
+           "Stage"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,37 @@ class RealFFT:
                         else ("irfft", (self.half, self.n)))
         what = f"axis {self.axis}" if len(self.axes) == 1 else f"axes {self.axes}"
         return f"{name} {what} (local), axis {self.axis}: {a} -> {b} points"
+
+
+@dataclass(frozen=True)
+class LocalR2R:
+    """A real-to-real transform (DCT or DST) along one axis that is whole on every
+    device: ``op`` (:class:`pfft.engines.r2r.R2R`, scaling included) in the chain's
+    direction.
+
+    As for FFT stages, the inverse stage (the chain run backwards) holds the map the
+    backward direction transposes: here ``op``'s transpose. Run with the inverse
+    flag a stage applies the inverse of its map's transpose (:meth:`op_for`), so the
+    four variants of a plan (:mod:`pfft.autodiff`) are ``M``, ``M^-1``, ``M^T`` and
+    ``M^-T``, as ``F``, ``F^-1`` and their transposes are for a DFT ``F``.
+    """
+
+    axis: int
+    op: R2R
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return (self.axis,)
+
+    def inverse(self) -> "LocalR2R":
+        return LocalR2R(self.axis, self.op.transposed())
+
+    def op_for(self, inverse: bool) -> R2R:
+        """The map to apply: ``op``, or with the inverse flag ``op^-T``."""
+        return self.op.inverse().transposed() if inverse else self.op
+
+    def __str__(self) -> str:
+        return f"{self.op.kind} axis {self.axis} (local), {self.op.n} points"
 
 
 @dataclass(frozen=True)
@@ -160,4 +193,4 @@ def _names(mesh_axis: Split) -> str:
     return repr(mesh_axis) if isinstance(mesh_axis, str) else "(" + ", ".join(map(repr, mesh_axis)) + ")"
 
 
-Stage = LocalFFT | RealFFT | Resize | Exchange | Gather | Scatter
+Stage = LocalFFT | RealFFT | LocalR2R | Resize | Exchange | Gather | Scatter

@@ -169,3 +169,21 @@ def test_fftshift_benchmark_tiny(tmp_path):
         assert "all-gather" not in r["jnp_collectives"], r
     assert (tmp_path / "fftshift.png").stat().st_size > 1000
     assert "**pfft.fftshift / fftn**" in proc.stdout
+
+
+def test_r2r_benchmark_tiny(tmp_path):
+    """`python -m benchmarks.r2r --quick --plot`: pfft.dctn at 16³ on 2x2 equals
+    scipy.fft.dctn to round-off, and every time and ratio is a positive number."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.r2r", "--quick", "--plot",
+                           "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "r2r.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["size"], r["dtype"], r["grid"]) for r in rows] == [("16", "float64", "2x2")]
+    assert float(rows[0]["rel_err"]) < 1e-14                  # measured 4e-16
+    for key in ("dctn_ms", "rfftn_ms", "scipy_ms", "jax_scipy_ms", "dctn_over_rfftn"):
+        assert 0 < float(rows[0][key]) < math.inf, key
+    assert (tmp_path / "r2r.png").stat().st_size > 1000
+    assert "**dctn / rfftn**" in proc.stdout

@@ -1,0 +1,159 @@
+"""Distributed DCT-II against single-device DCTs and against pfft's own ``rfftn``.
+
+For each size, dtype and grid, on the same real array, in the same run (median of
+repeated calls after a warm-up; JAX calls jitted):
+
+- ``pfft.dctn`` (type 2, every axis) on the grid: the input in the plan's input pencil;
+- ``pfft.rfftn`` of the same array on the same grid: issue 18's goal is ``dctn`` within
+  1.2x of it;
+- single-device ``scipy.fft.dctn`` (``workers=2``, both cores) and ``jax.scipy.fft.dctn``
+  on one device: the baselines a user has today.
+
+The relative L2 error of pfft's ``dctn`` against ``scipy.fft.dctn`` in float64 is
+reported beside the times.
+
+    python -m benchmarks.r2r [--sizes 128 256] [--dtypes float64 float32] [--grids 2x2 1x4]
+        [--repeats 5] [--plot] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import time
+
+from .common import median_time, parse_grids, simulate_cpu_devices, stamp, write_results
+
+simulate_cpu_devices(8)
+
+import jax  # noqa: E402
+import jax.scipy.fft as jsp_fft  # noqa: E402
+import numpy as np  # noqa: E402
+import scipy.fft  # noqa: E402
+
+import pfft  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+GOAL = 1.2
+
+
+def _scipy_time(a: np.ndarray, repeats: int) -> float:
+    scipy.fft.dctn(a, type=2, workers=2)                       # warm-up (plans, pages)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        scipy.fft.dctn(a, type=2, workers=2)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def run(n: int, dtype, grids, repeats: int, progress=print) -> list[dict]:
+    shape = (n, n, n)
+    a = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    want = scipy.fft.dctn(a.astype(np.float64), type=2)
+    one = jax.device_put(a, jax.devices()[0])
+    t_scipy = _scipy_time(a, repeats)
+    t_jax = median_time(jax.jit(lambda v: jsp_fft.dctn(v, type=2)), one, repeats=repeats)
+    rows = []
+    for grid in grids:
+        name = "x".join(map(str, grid))
+        progress(f"  {n}^3 {np.dtype(dtype).name} grid {name} ...")
+        mesh = pfft.make_mesh(grid)
+        plan = pfft.plan(shape, dtype, mesh, kinds=("dct2",) * 3)
+        x = jax.device_put(a, plan.in_sharding)
+        forward = jax.jit(plan.forward)
+        y = np.asarray(forward(x))
+        err = float(np.linalg.norm(y - want) / np.linalg.norm(want))
+        del y
+        t_dct = median_time(forward, x, repeats=repeats)
+        rplan = pfft.plan(shape, dtype, mesh, kind="r2c")
+        xr = jax.device_put(a, rplan.in_sharding)
+        t_rfft = median_time(jax.jit(rplan.forward), xr, repeats=repeats)
+        rows.append(dict(size=n, dtype=np.dtype(dtype).name, grid=name,
+                         exchanges=plan.chain.exchanges, dctn_ms=1e3 * t_dct,
+                         rfftn_ms=1e3 * t_rfft, dctn_over_rfftn=t_dct / t_rfft,
+                         goal_met="yes" if t_dct / t_rfft <= GOAL else "no",
+                         scipy_ms=1e3 * t_scipy, jax_scipy_ms=1e3 * t_jax,
+                         dctn_over_scipy=t_dct / t_scipy, dctn_over_jax_scipy=t_dct / t_jax,
+                         rel_err=err))
+    return rows
+
+
+COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}"),
+           ("exchanges", "exch.", "{}"), ("dctn_ms", "pfft.dctn ms", "{:.1f}"),
+           ("rfftn_ms", "pfft.rfftn ms", "{:.1f}"),
+           ("dctn_over_rfftn", "**dctn / rfftn**", "{:.2f}"), ("goal_met", "≤ 1.2", "{}"),
+           ("scipy_ms", "scipy.fft.dctn (2 workers) ms", "{:.1f}"),
+           ("jax_scipy_ms", "jax.scipy.fft.dctn 1 dev ms", "{:.1f}"),
+           ("dctn_over_scipy", "pfft / scipy", "{:.2f}"),
+           ("dctn_over_jax_scipy", "pfft / jax.scipy", "{:.2f}"),
+           ("rel_err", "rel. error vs scipy", "{:.1e}")]
+
+
+def markdown(rows) -> str:
+    lines = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
+             "|" + "---|" * len(COLUMNS)]
+    for r in rows:
+        lines.append("| " + " | ".join(f.format(r[k]) for k, _, f in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def plot(rows, path: str, note: str | None = None) -> None:
+    """The ratios of each row as bars: pfft's dctn over its rfftn, over scipy's and over
+    jax.scipy's one-device dctn; ``note`` (machine, date, command) at the bottom."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['size']}³ {r['dtype']}\n{r['grid']}" for r in rows]
+    xs = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(1.3 * len(rows) + 3, 3.8))
+    for i, (key, label) in enumerate([("dctn_over_rfftn", "pfft.dctn / pfft.rfftn"),
+                                      ("dctn_over_scipy", "pfft.dctn / scipy.fft.dctn"),
+                                      ("dctn_over_jax_scipy", "pfft.dctn / jax.scipy dctn")]):
+        ax.bar(xs + (i - 1) * 0.27, [r[key] for r in rows], 0.27, label=label)
+    ax.axhline(GOAL, color="k", ls="--", lw=1, label=f"goal: dctn ≤ {GOAL} rfftn")
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xticks(xs, labels, fontsize=8)
+    ax.set_ylabel("time ratio")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    stamp(fig, note)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"plot: {path}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[128, 256])
+    ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"],
+                    choices=["float64", "float32"])
+    ap.add_argument("--grids", nargs="+", default=["2x2", "1x4"])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="16³ float64 on 2x2, 2 repeats")
+    ap.add_argument("--out", default="results")
+    ap.add_argument("--plot", action="store_true", help="also draw out/r2r.png")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.dtypes, args.grids, args.repeats = [16], ["float64"], ["2x2"], 2
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    print(f"pfft r2r benchmark, {datetime.date.today()}, {platform.node()}, "
+          f"{os.cpu_count()} cores, load {load:.2f}{' (machine busy)' if load > 1.5 else ''}, "
+          f"jax {jax.__version__}, scipy {scipy.__version__}, 8 simulated CPU devices",
+          flush=True)
+    grids = parse_grids(args.grids)
+    rows = [r for n in args.sizes for d in args.dtypes
+            for r in run(n, np.dtype(d).type, grids, args.repeats)]
+    table = markdown(rows)
+    print(table)
+    write_results(rows, table, args.out, "r2r")
+    if args.plot:
+        plot(rows, os.path.join(args.out, "r2r.png"))
+
+
+if __name__ == "__main__":
+    main()

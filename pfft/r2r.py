@@ -1,0 +1,208 @@
+"""scipy.fft-compatible real-to-real transforms on sharded arrays: ``dctn``, ``idctn``,
+``dstn``, ``idstn``.
+
+Each is a thin wrapper, as :mod:`pfft.api`'s transforms are: check the arguments with
+scipy's meaning, fetch the cached plan (every transformed axis of one kind,
+``kinds=("dct2", ...)``) for the input's shape, dtype, mesh and layout, and run it.
+The conventions (which type is which boundary condition, the wavenumbers) are in
+``docs/r2r.md``; the transforms themselves in :mod:`pfft.engines.r2r`.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from .api import _as_array, _layout_of, _place_out, _prepare, _resize
+from .arguments import check_norm, normalize_axes, r2r_dtype
+from .autodiff import BACKWARD
+from .grid import grid_axes
+from .layout import default_layout
+from .plan import Plan, get_plan
+
+__all__ = ["dctn", "idctn", "dstn", "idstn"]
+
+_SWAP_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _check_type(type, family: str, where: str) -> int:
+    try:
+        t = operator.index(type)
+    except TypeError:
+        raise TypeError(f"{where}: type must be an int (1, 2, 3 or 4), got {type!r}") from None
+    if t not in (1, 2, 3, 4):
+        raise ValueError(f"{where}: invalid {family.upper()} type {t}; scipy's types are 1, "
+                         f"2, 3 and 4")
+    return t
+
+
+def _check_extras(overwrite_x, workers, orthogonalize, where: str) -> None:
+    """scipy's ``overwrite_x`` and ``workers`` are accepted and have no effect (JAX
+    arrays are immutable; pfft's engine chooses its threads); ``orthogonalize`` is
+    ``None`` or a bool."""
+    if not isinstance(overwrite_x, (bool, np.bool_)):
+        raise TypeError(f"{where}: overwrite_x must be a bool, got {overwrite_x!r}")
+    if workers is not None:
+        try:
+            w = operator.index(workers)
+        except TypeError:
+            raise TypeError(f"{where}: workers must be an int or None, got {workers!r}") from None
+        if w == 0:
+            raise ValueError(f"{where}: workers must not be 0")
+    if orthogonalize is not None and not isinstance(orthogonalize, (bool, np.bool_)):
+        raise TypeError(f"{where}: orthogonalize must be None, True or False, got "
+                        f"{orthogonalize!r}")
+
+
+def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
+          out_sharding, inverse: bool, where: str) -> jax.Array:
+    t = _check_type(type, family, where)
+    _check_extras(overwrite_x, workers, orthogonalize, where)
+    x = _as_array(x)
+    if s is not None and x.ndim:
+        # scipy's -1 in s: keep that axis's length
+        try:
+            s = tuple(operator.index(n) for n in s)
+        except TypeError:
+            raise TypeError(f"{where}: s must be a sequence of ints, got {s!r}") from None
+        if axes is None and len(s) > x.ndim:
+            raise ValueError(f"{where}: s has {len(s)} entries but the array has {x.ndim} axes")
+        along = normalize_axes(axes, x.ndim, where, s)
+        if len(along) == len(s):
+            s = tuple(x.shape[a] if n == -1 else n for a, n in zip(along, s))
+    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
+    x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
+    dtype = r2r_dtype(x.dtype)
+    orth = None if orthogonalize is None else bool(orthogonalize)
+    grid = grid_axes(mesh)
+    layout = _layout_of(x, mesh)
+
+    def plan_for(t, norm, layout) -> Plan:
+        kinds = (f"{family}{t}",) * len(axes)
+        return get_plan(x.shape, dtype, mesh, axes, norm, layout, kinds=kinds,
+                        orthogonalize=orth)
+
+    if not inverse:
+        y = plan_for(t, norm, layout or default_layout(x.shape, axes, grid)).forward(x)
+        return _place_out(y, out_sharding, mesh, where)
+    # the inverse: the forward plan run backwards where x is where that plan leaves its
+    # output (so a round trip comes back in the input's sharding), else scipy's
+    # identity idct(type t, norm) = dct(type 2 <-> 3, backward <-> forward) from x's
+    # own layout
+    forward = plan_for(t, norm, default_layout(x.shape, axes, grid))
+    if layout is None or (layout == forward.chain.out_layout
+                          and not forward.chain.in_layout.unused_mesh_axes):
+        y = forward._call(x, BACKWARD)
+    else:
+        y = plan_for({2: 3, 3: 2}.get(t, t), _SWAP_NORM[norm], layout).forward(x)
+    return _place_out(y, out_sharding, mesh, where)
+
+
+_PARAMS = """
+    Parameters
+    ----------
+    x
+        numpy array, single-device or sharded ``jax.Array`` (inside or outside ``jit``);
+        real (float32 stays float32, float64 float64, integers become the default
+        float) or complex (real and imaginary parts transformed alike, as scipy does).
+    type
+        1, 2, 3 or 4 (scipy's definitions).
+    s
+        Length of each transformed axis: the input is cropped or zero-padded to it
+        first (``-1`` keeps an axis's length). Default: the input's.
+    axes
+        Axes to transform (default all; the last ``len(s)`` with ``s``).
+    norm
+        ``"backward"`` (default), ``"ortho"`` or ``"forward"``, as in scipy, with
+        ``N = 2(n - 1)`` (DCT-I), ``2(n + 1)`` (DST-I) or ``2n`` per axis.
+    overwrite_x, workers
+        Accepted for scipy's signature; no effect (JAX arrays are immutable and
+        pfft's engine chooses its threads). ``workers=0`` is an error, as in scipy.
+    orthogonalize
+        scipy's: weight the end points so that the ``"ortho"`` transform is an
+        orthogonal matrix (default: ``norm == "ortho"``).
+    mesh
+        The device mesh; by default ``x``'s (single device if it has none). Inside
+        ``jit`` pass it unless ``x`` has an Explicit-axes type.
+    out_sharding
+        Where to put the result (a ``NamedSharding``, or a ``PartitionSpec`` on
+        ``mesh``). By default it stays in the pencil the plan ends in.
+
+    Returns
+    -------
+    jax.Array
+        scipy's shape and values; the dtype of the (real or complex) input's
+        precision.
+
+    Raises
+    ------
+    ValueError
+        A type other than 1-4, a bad ``norm``, ``s`` or ``axes``, a 0-d array, a
+        length below 1 or a DCT-I of one point (also a ``RuntimeError`` there, as
+        scipy raises).
+    TypeError
+        A non-integer ``type``, ``s`` or ``axes``, a non-numeric dtype.
+"""
+
+
+def _doc(summary: str) -> str:
+    return summary + "\n" + _PARAMS
+
+
+def dctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+         norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
+         orthogonalize: bool | None = None, mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2rn(x, "dct", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
+                 out_sharding, False, "dctn")
+
+
+def idctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
+          orthogonalize: bool | None = None, mesh: Mesh | None = None,
+          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2rn(x, "dct", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
+                 out_sharding, True, "idctn")
+
+
+def dstn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+         norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
+         orthogonalize: bool | None = None, mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2rn(x, "dst", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
+                 out_sharding, False, "dstn")
+
+
+def idstn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
+          orthogonalize: bool | None = None, mesh: Mesh | None = None,
+          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2rn(x, "dst", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
+                 out_sharding, True, "idstn")
+
+
+dctn.__doc__ = _doc(
+    """N-dimensional discrete cosine transform of a (possibly sharded) array, with
+    :func:`scipy.fft.dctn`'s results.
+
+    Distributed like :func:`pfft.fftn`: each axis is transformed where it is whole,
+    all-to-alls move the grid's split between axes, no all-gather. Differentiable
+    (``grad``, ``vjp``, ``jvp``, ``vmap``): a gradient is one transposed transform in
+    the same sharding. Round trip: :func:`idctn` of the result comes back in ``x``'s
+    sharding.
+
+    Examples
+    --------
+    >>> mesh = pfft.make_mesh(4)                                          # doctest: +SKIP
+    >>> y = pfft.dctn(pfft.device_put(np.ones((8, 8, 8)), mesh), norm="ortho")  # doctest: +SKIP
+    """)
+idctn.__doc__ = _doc(
+    """Inverse of :func:`dctn` (:func:`scipy.fft.idctn`): scipy's ``idctn`` with the same
+    ``type``, ``norm`` and ``orthogonalize`` (an inverse DCT-II is a scaled DCT-III).""")
+dstn.__doc__ = _doc(
+    """N-dimensional discrete sine transform (:func:`scipy.fft.dstn`); see :func:`dctn`.""")
+idstn.__doc__ = _doc(
+    """Inverse of :func:`dstn` (:func:`scipy.fft.idstn`); see :func:`idctn`.""")
