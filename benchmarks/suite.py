@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from .common import median_time, simulate_cpu_devices, weak_shape
+from .common import median_time, simulate_cpu_devices, stamp, weak_shape
 
 simulate_cpu_devices(8)
 
@@ -587,7 +587,9 @@ def notes_table(rows) -> str:
     return "\n".join(f"- {r['impl']} ({r['study']}, {r['grid'] or '-'}): {r['note']}" for r in rs)
 
 
-def plots(rows, out):
+def plots(rows, out, note: str | None = None, prefix: str = ""):
+    """``ratios.png``, ``scaling.png`` and ``model.png`` (each named with ``prefix``)
+    under ``out``; ``note`` (machine, date, command) along the bottom of each."""
     try:
         import matplotlib
     except ImportError:
@@ -617,7 +619,8 @@ def plots(rows, out):
             ax.set_ylabel("time / jnp 1 device")
             ax.legend(fontsize=7)
         fig.tight_layout()
-        paths.append(os.path.join(out, "ratios.png"))
+        stamp(fig, note)
+        paths.append(os.path.join(out, prefix + "ratios.png"))
         fig.savefig(paths[-1], dpi=110)
         plt.close(fig)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -645,7 +648,8 @@ def plots(rows, out):
         ax.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
         ax.minorticks_off()
     fig.tight_layout()
-    paths.append(os.path.join(out, "scaling.png"))
+    stamp(fig, note)
+    paths.append(os.path.join(out, prefix + "scaling.png"))
     fig.savefig(paths[-1], dpi=110)
     plt.close(fig)
     pm = [r for r in rows if r["model_ms"] != "" and r["ms"] != ""]
@@ -661,7 +665,8 @@ def plots(rows, out):
                title="cost model vs measured")
         ax.legend(fontsize=7)
         fig.tight_layout()
-        paths.append(os.path.join(out, "model.png"))
+        stamp(fig, note)
+        paths.append(os.path.join(out, prefix + "model.png"))
         fig.savefig(paths[-1], dpi=110)
         plt.close(fig)
     return paths

@@ -61,6 +61,30 @@ def _taylor_green(path):
                           "the 512³ spectral reference."))
 
 
+def _r2r(path):
+    import csv
+
+    from benchmarks import r2r
+
+    with open(DATA / "r2r.csv") as f:
+        rows = [{k: (v if k in ("dtype", "grid", "goal_met") else float(v)) for k, v in r.items()}
+                for r in csv.DictReader(f)]
+    for r in rows:
+        r["size"] = int(r["size"])
+    r2r.plot(rows, str(path), note=(
+        f"{CPU_BOX}, load 1.4, 2026-11-23. python -m benchmarks.r2r --sizes 128 256 "
+        "--dtypes float64 float32 --grids 2x2 1x4 --repeats 5 (docs/data/r2r.csv)."))
+
+
+def _suite(path):
+    from benchmarks import suite
+
+    suite.plots(suite.read_csv(str(DATA / "suite.csv")), str(FIGURES), prefix="suite_", note=(
+        f"{CPU_BOX}, load 1.9 at the start (not quiet), 2026-11-23, 91 s. python -m benchmarks "
+        "--sizes 64 128 256 --dtypes complex64 --kinds c2c r2c --grids all --repeats 5 "
+        "--weak-base 64 --peers --mpi-ranks (docs/data/suite.csv)."))
+
+
 def _layouts(path):
     sys.path.insert(0, str(HERE))
     import layout_figures
@@ -73,6 +97,10 @@ FIGURES_DRAWN = {
     "layouts.png": (_layouts, "pfft's plans (docs/layout_figures.py)"),
     "real_workloads.png": (_real_workloads, "docs/data/real_workloads.csv"),
     "fixed_costs.png": (_fixed_costs, "docs/data/fixed_costs.csv"),
+    "r2r.png": (_r2r, "docs/data/r2r.csv"),
+    "suite_ratios.png": (_suite, "docs/data/suite.csv (with the two below)"),
+    "suite_scaling.png": (_suite, "docs/data/suite.csv"),
+    "suite_model.png": (_suite, "docs/data/suite.csv"),
     "taylor_green_128.png": (_taylor_green,
                              "docs/data/taylor_green_128_2x4_float32_padding1.5.txt"),
 }
@@ -93,8 +121,12 @@ def main(argv: list[str] | None = None) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count=8".strip()
     os.environ.setdefault("MPLBACKEND", "Agg")
     sys.path.insert(0, str(ROOT))
+    drawn = set()
     for name in args.only or FIGURES_DRAWN:
-        FIGURES_DRAWN[name][0](FIGURES / name)
+        draw = FIGURES_DRAWN[name][0]
+        if draw not in drawn:              # the suite's entries are one drawing
+            draw(FIGURES / name)
+            drawn.add(draw)
         print(f"docs/figures/{name}")
 
 

@@ -118,9 +118,13 @@ def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) 
 
 
 def _r2r(block: Block, st: LocalR2R, inverse: bool, engine) -> None:
-    """A DCT or DST along one whole axis (:mod:`pfft.engines.r2r`, through ``lax.fft``
-    on every engine), its scaling included; a pending scale stays pending."""
+    """A DCT or DST along one whole axis, its scaling included; a pending scale stays
+    pending. By DUCC where the engine has it (native, CPU), in place along the axis;
+    else through ``lax.fft`` (:mod:`pfft.engines.r2r`)."""
     op = st.op_for(inverse)
+    if getattr(engine, "R2R", False):
+        block.data = engine.r2r(block.data, op, block.order.index(st.axis))
+        return
     if engine.STRIDED:            # numpy's order kept: the axis moves last and back
         block.data = r2r_engine.apply(block.data, op, block.order.index(st.axis))
         return

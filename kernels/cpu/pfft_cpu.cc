@@ -7,6 +7,8 @@
 //            output to the input (input_output_aliases={0: 0}), else out of place
 //   PfftR2C  real -> complex over any axes, the last listed axis halved (n//2+1)
 //   PfftC2R  complex -> real over any axes, the last listed axis of n real points
+//   PfftR2R  real -> real DCT or DST (scipy's unnormalised types 1-4) over any axes
+//            (attributes `type` int64 1-4 and `sine` bool instead of `forward`)
 //
 // Attributes (all handlers):
 //   axes      int64 array; negative values count from the end, so that leading
@@ -172,6 +174,43 @@ ffi::Error RealImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   return ffi::Error::Success();
 }
 
+template <typename T>
+void R2R(const void *in, void *out, const Layout &l, const Shape &axes, int type, bool sine,
+         double scale, size_t nthreads) {
+  ducc0::cfmav<T> src(static_cast<const T *>(in), l.shape, l.strides);
+  ducc0::vfmav<T> dst(static_cast<T *>(out), l.shape, l.strides);
+  // ortho=false: scipy's unnormalised transform; pfft applies end-point weights itself
+  if (sine) ducc0::dst(src, dst, axes, type, static_cast<T>(scale), false, nthreads);
+  else ducc0::dct(src, dst, axes, type, static_cast<T>(scale), false, nthreads);
+}
+
+ffi::Error R2RImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                   ffi::Span<const int64_t> axes, int64_t type, bool sine, double scale,
+                   int64_t nthreads) {
+  auto dims = x.dimensions();
+  if (y->element_type() != x.element_type() || y->dimensions().size() != dims.size())
+    return ffi::Error::InvalidArgument("pfft r2r: output must match the input");
+  if (type < 1 || type > 4)
+    return ffi::Error::InvalidArgument("pfft r2r: type must be 1, 2, 3 or 4");
+  Shape ax;
+  if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
+  Layout l = RowMajor(dims);
+  const void *in = x.untyped_data();
+  void *out = y->untyped_data();
+  if (out != in) pfft::AdviseHugePages(out, y->size_bytes());
+  size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
+  try {
+    switch (x.element_type()) {
+      case ffi::DataType::F32: R2R<float>(in, out, l, ax, int(type), sine, scale, nt); break;
+      case ffi::DataType::F64: R2R<double>(in, out, l, ax, int(type), sine, scale, nt); break;
+      default: return ffi::Error::InvalidArgument("pfft r2r: float32 or float64 only");
+    }
+  } catch (const std::exception &e) {
+    return ffi::Error::Internal(std::string("pfft r2r: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
 }  // namespace
 
 #define PFFT_BIND                                  \
@@ -188,7 +227,16 @@ ffi::Error RealImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CImpl, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, RealImpl<true>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, RealImpl<false>, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2R, R2RImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<ffi::Span<const int64_t>>("axes")
+                                  .Attr<int64_t>("type")
+                                  .Attr<bool>("sine")
+                                  .Attr<double>("scale")
+                                  .Attr<int64_t>("nthreads"));
 
 // Version of this library's calling convention, checked by pfft/engines/native.py.
-extern "C" int pfft_cpu_abi_version() { return 3; }  // 3: PfftPieces
+extern "C" int pfft_cpu_abi_version() { return 4; }  // 3: PfftPieces; 4: PfftR2R
 #pragma GCC visibility pop

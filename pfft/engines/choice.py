@@ -106,6 +106,8 @@ class BoundEngine:
         self.natural_scale = module.natural_scale
         # FFTs that write (and read) the pieces an exchange moves: CPU kernels only
         self.PIECES = self.fuse is not False and module.pieces_available(platform)
+        # DCTs and DSTs by DUCC: CPU kernels only (elsewhere through lax.fft)
+        self.R2R = module.r2r_available(platform)
 
     def _key(self):
         return (self.module.__name__, self.nthreads, self.platform, self.fuse)
@@ -125,6 +127,9 @@ class BoundEngine:
 
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         return self.module.rfft(x, axes, inverse=inverse, scale=scale, nthreads=self.nthreads)
+
+    def r2r(self, x, op, axis):
+        return self.module.r2r(x, op, axis, nthreads=self.nthreads)
 
     def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
         return self.module.irfft(x, axes, n, inverse=inverse, scale=scale,

@@ -45,7 +45,7 @@ import numpy as np
 from . import _kernels
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
-           "fft_pieces", "pieces_available", "set_num_threads",
+           "r2r", "r2r_available", "fft_pieces", "pieces_available", "set_num_threads",
            "num_threads"]
 
 # transforms any axis where it lies (strided): the executor need not move FFT axes last
@@ -281,6 +281,54 @@ def irfft(x: jax.Array, axes: int | Sequence[int], n: int | None = None, *,
         pad[last] = (0, half - x.shape[last])
         x = jnp.pad(x, pad)
     return _c2r(x, axes, n, bool(inverse), float(scale), nthreads)
+
+
+def r2r_available(platform: str | None = None) -> bool:
+    """Whether :func:`r2r` (DUCC's DCT/DST, CPU only) can run on ``platform``."""
+    return _platform(platform) == "cpu" and available("cpu")
+
+
+def _endpoints(x: jax.Array, pair: tuple[float, float], axis: int) -> jax.Array:
+    """``x`` with its first and last points along ``axis`` times ``pair`` (a slice each,
+    updated in place by XLA)."""
+    if pair == (1.0, 1.0):
+        return x
+    index = [slice(None)] * x.ndim
+    for position, w in zip((0, x.shape[axis] - 1), pair):
+        if w != 1.0:
+            index[axis] = position
+            x = x.at[tuple(index)].multiply(jnp.asarray(w, x.dtype))
+    return x
+
+
+def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None) -> jax.Array:
+    """``op`` (a :class:`pfft.engines.r2r.R2R`: scipy's unnormalised DCT/DST of a type,
+    its scale and end-point weights) along ``axis`` of real ``x``, by DUCC (CPU).
+
+    The scale is fused into DUCC's transform; the end-point weights (orthogonalize,
+    and those of inverses and transposes) multiply one slice each, before and after.
+    Complex ``x`` is transformed as its real and imaginary parts (as scipy does).
+    Not differentiable by itself: pfft's primitive differentiates the plan.
+    """
+    x = jnp.asarray(x)
+    if jnp.iscomplexobj(x):
+        return (r2r(x.real, op, axis, nthreads=nthreads)
+                + 1j * r2r(x.imag, op, axis, nthreads=nthreads))
+    if np.dtype(x.dtype) != np.float64:
+        x = x.astype(np.float32)
+    axis = operator.index(axis) % x.ndim
+    if x.shape[axis] != op.n:
+        raise ValueError(f"r2r: {op.kind} planned for {op.n} points got {x.shape[axis]}")
+    x = _endpoints(x, op.pre, axis)
+    loaded, why = _kernels.load("cpu")
+    if not loaded:
+        raise RuntimeError(f"pfft native r2r needs the CPU kernels: {why}")
+    result = jax.typeof(x)
+    call = jax.ffi.ffi_call("pfft_r2r", result, vmap_method="broadcast_all")
+    y = call(x, axes=np.asarray([axis - x.ndim], dtype=np.int64), type=np.int64(op.type),
+             sine=op.family == "dst", scale=np.float64(op.scale),
+             nthreads=np.int64(nthreads or num_threads()))
+    return _endpoints(y, op.post, axis)
 
 
 def pieces_available(platform: str | None = None) -> bool:
