@@ -60,3 +60,14 @@ def stamp(fig, note: str | None) -> None:
         fig.text(0.005, 0.005, note, fontsize=6.5, color="0.35", ha="left", va="bottom",
                  wrap=True)
         fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.2))
+
+
+def markdown_table(rows, columns) -> str:
+    """A Markdown table of ``rows`` (dicts): ``columns`` are ``(key, header, format)``;
+    a NaN shows as "–" (not measured)."""
+    lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        cells = ["–" if isinstance(r[k], float) and math.isnan(r[k]) else f.format(r[k])
+                 for k, _, f in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

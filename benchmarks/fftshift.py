@@ -23,7 +23,8 @@ import math
 import os
 import platform
 
-from .common import median_time, parse_grids, simulate_cpu_devices, write_results
+from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices,
+                      write_results)
 
 simulate_cpu_devices(8)
 
@@ -99,11 +100,7 @@ COLUMNS = [("size", "size", "{}³"), ("grid", "grid", "{}"), ("spec", "input", "
 
 
 def markdown(rows) -> str:
-    lines = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
-             "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        lines.append("| " + " | ".join(f.format(r[k]) for k, _, f in COLUMNS) + " |")
-    return "\n".join(lines)
+    return markdown_table(rows, COLUMNS)
 
 
 def plot(rows, path: str) -> None:

@@ -30,7 +30,7 @@ import os
 import platform
 from functools import partial
 
-from .common import median_time, simulate_cpu_devices, stamp, write_results
+from .common import markdown_table, median_time, simulate_cpu_devices, stamp, write_results
 
 simulate_cpu_devices(8)
 
@@ -130,13 +130,6 @@ def kernel_rows(kib_list, repeats):
     return rows
 
 
-def _table(rows, columns) -> str:
-    lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
-    for r in rows:
-        lines.append("| " + " | ".join(f.format(r[k]) for k, _, f in columns) + " |")
-    return "\n".join(lines)
-
-
 EXCHANGE_COLUMNS = [("devices", "devices", "{}"), ("block_bytes", "block bytes / device", "{}"),
                     ("dispatch_us", "jitted x+1 µs", "{:.0f}"),
                     ("all_to_all_us", "one all_to_all µs", "{:.0f}"),
@@ -203,8 +196,8 @@ def main(argv=None):
     ex = exchange_rows(args.devices, args.kib, args.repeats)
     ke = kernel_rows(args.kib, args.repeats)
     pl = plan_rows(args.devices, args.repeats)
-    table = "\n\n".join([_table(ex, EXCHANGE_COLUMNS), _table(ke, KERNEL_COLUMNS),
-                          _table(pl, PLAN_COLUMNS)])
+    table = "\n\n".join([markdown_table(ex, EXCHANGE_COLUMNS), markdown_table(ke, KERNEL_COLUMNS),
+                          markdown_table(pl, PLAN_COLUMNS)])
     print(table)
     write_results(ex, table, args.out, "fixed_costs")
     if args.plot:

@@ -24,7 +24,8 @@ import os
 import platform
 import time
 
-from .common import median_time, parse_grids, simulate_cpu_devices, stamp, write_results
+from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices, stamp,
+                      write_results)
 
 simulate_cpu_devices(8)
 
@@ -94,11 +95,7 @@ COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}
 
 
 def markdown(rows) -> str:
-    lines = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
-             "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        lines.append("| " + " | ".join(f.format(r[k]) for k, _, f in COLUMNS) + " |")
-    return "\n".join(lines)
+    return markdown_table(rows, COLUMNS)
 
 
 def plot(rows, path: str, note: str | None = None) -> None:

@@ -30,7 +30,8 @@ import platform
 import sys
 import time
 
-from .common import median_time, parse_grids, simulate_cpu_devices, stamp, write_results
+from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices, stamp,
+                      write_results)
 
 simulate_cpu_devices(8)
 
@@ -178,15 +179,7 @@ COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}
 
 
 def markdown(rows) -> str:
-    lines = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
-             "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        cells = []
-        for key, _, fmt in COLUMNS:
-            value = r[key]
-            cells.append("–" if isinstance(value, float) and np.isnan(value) else fmt.format(value))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return markdown_table(rows, COLUMNS)
 
 
 def plot(rows, path: str, note: str | None = None) -> None:

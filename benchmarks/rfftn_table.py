@@ -20,7 +20,8 @@ import datetime
 import os
 import platform
 
-from .common import median_time, parse_grids, simulate_cpu_devices, write_results
+from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices,
+                      write_results)
 
 simulate_cpu_devices(8)
 
@@ -98,11 +99,7 @@ COLUMNS = [("grid", "grid", "{}"), ("exchanges", "all-to-alls r2c / padded / c2c
 
 
 def markdown(rows) -> str:
-    lines = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
-             "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        lines.append("| " + " | ".join(f.format(r[k]) for k, _, f in COLUMNS) + " |")
-    return "\n".join(lines)
+    return markdown_table(rows, COLUMNS)
 
 
 def main(argv=None):
