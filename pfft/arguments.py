@@ -14,7 +14,8 @@ import numpy as np
 
 __all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "complex_dtype", "normalize_axes",
            "normalize_s", "norm_scale", "check_plan_options", "check_shape", "check_cast",
-           "check_padding", "check_tune", "TUNE_MODES"]
+           "check_padding", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
+           "check_kinds", "check_plan_kinds", "r2r_dtype"]
 
 NORMS = ("backward", "ortho", "forward")
 SPECTRA = ("numpy", "padded")
@@ -237,6 +238,42 @@ def check_kinds(kinds, axes, kind: str, where: str):
     if all(k == "fft" for k in kinds):
         return None, kind
     return kinds, kind
+
+
+def check_plan_kinds(shape, axes, kind: str, kinds, orthogonalize, tune, where: str):
+    """A plan's ``kinds`` and ``orthogonalize``, the same way for every entry point
+    (:func:`pfft.plan` and :func:`pfft.mpi.plan`).
+
+    ``shape`` and ``axes`` are checked first (as :func:`check_shape` and
+    :func:`normalize_axes`), so that their errors come before those of ``kinds``;
+    ``kinds`` then as :func:`check_kinds`. ``tune`` is refused with kinds (tuning does
+    not know them yet).
+
+    Returns
+    -------
+    kinds, kind, orthogonalize
+        The kinds as a tuple (``None`` for a plain FFT plan), the plan's kind
+        (``"r2c"`` where an axis is ``"rfft"``), and ``orthogonalize`` as ``None`` or a
+        bool (``None`` for a plan without kinds: part of the cache key only where it
+        means something).
+
+    Raises
+    ------
+    TypeError
+        ``kinds`` not a sequence of strings, ``orthogonalize`` not ``None`` or a bool.
+    ValueError
+        A bad shape or axes, unknown kinds, one per axis not given, more than one
+        ``"rfft"``, ``kind="r2c"`` without an ``"rfft"`` axis, or ``tune`` with kinds.
+    """
+    axes = normalize_axes(axes, len(check_shape(shape, where)), where)
+    kinds, kind = check_kinds(kinds, axes, kind, where)
+    if kinds is not None and tune is not None:
+        raise ValueError(f"{where}: tune is not available for plans with kinds yet")
+    if orthogonalize is not None and not isinstance(orthogonalize, (bool, np.bool_)):
+        raise TypeError(f"{where}: orthogonalize must be None, True or False, got "
+                        f"{orthogonalize!r}")
+    orthogonalize = None if kinds is None or orthogonalize is None else bool(orthogonalize)
+    return kinds, kind, orthogonalize
 
 
 def r2r_dtype(dtype) -> np.dtype:

@@ -17,8 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import (NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_kinds,
-                        check_shape, check_tune, normalize_axes)
+from .arguments import (NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_plan_kinds,
+                        check_tune)
 from .autodiff import BACKWARD, FORWARD, Variant
 from .core import PlanCore, layout_of_spec, plan_arguments
 from .engines.choice import engine_for_plan
@@ -351,13 +351,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     Plan
         Cached: the same arguments return the same object.
     """
-    axes_checked = normalize_axes(axes, len(check_shape(shape, "plan")), "plan")
-    kinds, kind = check_kinds(kinds, axes_checked, kind, "plan")
-    if kinds is not None and tune is not None:
-        raise ValueError("plan: tune is not available for plans with kinds yet")
-    if orthogonalize is not None and not isinstance(orthogonalize, (bool, np.bool_)):
-        raise TypeError(f"plan: orthogonalize must be None, True or False, got "
-                        f"{orthogonalize!r}")
+    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
+                                                  tune, "plan")
     shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
                                                         spectrum, padding, "plan", kinds)
     check_tune(tune, "plan", in_sharding)
@@ -374,8 +369,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         layout = default_layout(shape, axes, grid)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
                     padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=None if orthogonalize is None
-                    else bool(orthogonalize))
+                    kinds=kinds, orthogonalize=orthogonalize)
 
 
 def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:

@@ -100,6 +100,17 @@ def test_one_plan_core_behaves_as_pfft_plan(n):
     assert "MPIPlan(fftn (9, 10, 7) complex128" in out
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_r2r_and_mixed_plans_match_scipy(n):
+    """Issue 18 over MPI: pfft.mpi.plan(kinds=...) with DCT/DST types 1-4, every norm and
+    orthogonalize, on even and uneven (padded, balanced) blocks of every grid of n
+    ranks, against scipy.fft; mixed ("fft", "rfft", "dst1") plans forward and back, the
+    per-kind wavenumbers of each rank's block, and gradients against pfft.plan on one
+    device (mpi_scripts/r2r.py)."""
+    out = assert_ok(n, "r2r.py")
+    assert "MPIPlan(mixed (9, 7, 5) complex128" in out and "dst1 axis 2 (local)" in out
+
+
 def test_environment_checks():
     """MPI not initialised, dims not matching the rank count, several local devices: errors;
     a GPU run over an MPI that is not CUDA-aware: a warning."""

@@ -12,13 +12,13 @@ autodiff sees plain pads and slices).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..arguments import check_cast, check_fuse_exchanges, check_tune
+from ..arguments import check_cast, check_fuse_exchanges, check_plan_kinds, check_tune
 from ..autodiff import Variant
 from ..core import PlanCore, layout_of_spec, plan_arguments
 from ..engines.choice import engine_for_plan
@@ -75,7 +75,11 @@ class MPIPlan(PlanCore):
     shape, dtype, axes, norm, kind, spectrum, padding
         As :class:`pfft.Plan` (the plan core's): ``shape`` is the global input of
         :meth:`forward` (real for ``kind="r2c"``; the finer grid for
-        ``padding > 1``), ``dtype`` the complex dtype computed in.
+        ``padding > 1``), ``dtype`` the dtype computed in (complex; real for an all
+        real-to-real plan of real data).
+    kinds, orthogonalize
+        Per-axis kinds of a real-to-real or mixed plan (``None`` for an FFT plan) and
+        scipy's ``orthogonalize``, as :class:`pfft.Plan`'s.
     grid
         The :class:`~pfft.mpi.ProcessGrid` (with ``tune``, the one tuning chose).
     chain
@@ -108,14 +112,15 @@ class MPIPlan(PlanCore):
 
     def __init__(self, shape, dtype, grid: ProcessGrid, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
-                 fuse_exchanges: bool | str = "auto"):
+                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.grid = grid
         # a name ("auto", "native", "xla", or None for $PFFT_ENGINE / auto) or a module
         bound = (engine_for_plan(engine, jax.local_devices()[:1], fuse_exchanges)
                  if engine is None or isinstance(engine, str) else engine)
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=None,
                          spectrum=spectrum, padding=padding, engine=bound,
-                         transport=grid.transport, effects=grid.transport.effects())
+                         transport=grid.transport, effects=grid.transport.effects(),
+                         kinds=kinds, orthogonalize=orthogonalize)
         out = self.chain.out_layout
         padded = spectrum == "padded"
         self.in_shape = self.chain.in_layout.shape
@@ -209,9 +214,10 @@ def clear_plan_cache() -> None:
 
 def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
-         tune: str | None = None, engine=None,
-         fuse_exchanges: bool | str = "auto") -> MPIPlan:
-    """Plan a distributed ``fftn`` or ``rfftn`` (and its inverse) over MPI ranks.
+         tune: str | None = None, engine=None, fuse_exchanges: bool | str = "auto",
+         kinds: Sequence[str] | None = None, orthogonalize: bool | None = None) -> MPIPlan:
+    """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
+    (and its inverse) over MPI ranks.
 
     The arguments and their checks are :func:`pfft.plan`'s (one plan core: the same
     errors, dtypes and features); only the grid differs.
@@ -223,7 +229,8 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         for ``padding > 1``).
     dtype
         Input dtype, promoted to complex as numpy does (``"float32"`` computes in
-        complex64).
+        complex64); a real dtype stays real for a plan whose axes are all
+        real-to-real (``kinds``).
     grid
         The :class:`~pfft.mpi.ProcessGrid` of the ranks taking part.
     axes
@@ -256,6 +263,17 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     fuse_exchanges
         As for :func:`pfft.plan`; MPI exchanges are ``MPI_Alltoall``, never pieces, so
         it changes nothing here but the cache key.
+    kinds
+        The transform along each axis of ``axes``, as for :func:`pfft.plan`:
+        ``"fft"``, ``"rfft"`` (at most one, the halved axis), ``"dct1"`` ...
+        ``"dct4"``, ``"dst1"`` ... ``"dst4"`` (scipy's, with ``norm``). Each
+        real-to-real axis is transformed where it is whole, so the zero padding of
+        uneven blocks never enters it. ``wavenumbers()`` gives this rank's block of
+        each axis's own values (:func:`pfft.core.r2r_frequencies` on a DCT/DST axis).
+        Not with ``tune`` yet.
+    orthogonalize
+        scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
+        "ortho"``).
 
     Returns
     -------
@@ -265,8 +283,11 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     if not isinstance(grid, ProcessGrid):
         raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
+    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
+                                                  tune, "pfft.mpi.plan")
     shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
-                                                        spectrum, padding, "pfft.mpi.plan")
+                                                        spectrum, padding, "pfft.mpi.plan",
+                                                        kinds)
     check_tune(tune, "pfft.mpi.plan", in_sharding)
     layout = None
     if in_sharding is not None:
@@ -277,18 +298,22 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         grid = tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
                           spectrum=spectrum, mode=tune)
     return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges)
+                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
+                    kinds=kinds, orthogonalize=orthogonalize)
 
 
 def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,
              kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
-             fuse_exchanges: bool | str = "auto") -> MPIPlan:
+             fuse_exchanges: bool | str = "auto", kinds: tuple[str, ...] | None = None,
+             orthogonalize: bool | None = None) -> MPIPlan:
     """The cached MPI plan for checked arguments (made on first use); ``layout``:
     the input's, by default :func:`mpi_layout`'s."""
     layout = layout or mpi_layout(shape, axes, grid.grid)
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.mpi.plan")
+    kinds = None if kinds is None else tuple(kinds)
     key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(padding), engine,
-           fuse_exchanges)
+           fuse_exchanges, kinds, None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: MPIPlan(
         shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-        padding=padding, engine=engine, fuse_exchanges=fuse_exchanges))
+        padding=padding, engine=engine, fuse_exchanges=fuse_exchanges, kinds=kinds,
+        orthogonalize=orthogonalize))

@@ -5,8 +5,9 @@ Usage: ``mpirun -n N python parity.py``. On every grid of the ranks, against
 
 - the same arguments (``inspect.signature``, but for the mesh and the grid);
 - the same errors (type and text after the entry point's name) for bad arguments
-  and lossy casts;
-- the same dtypes (computed in, in and out) for every input dtype and kind;
+  (``kinds`` and ``orthogonalize`` included) and lossy casts;
+- the same dtypes (computed in, in and out) for every input dtype and kind, and for
+  real-to-real and mixed ``kinds``;
 - balanced blocks, checked against the rule written out here (the first ``n % p``
   ranks one point more), covering the array;
 - the same features with the same values: dealiasing (``padding``), wavenumbers,
@@ -63,7 +64,22 @@ BAD = [((8, 8, 8), "complex64", dict(norm="nope")),
        ((), "complex64", {}),
        ((8, 8, 8), "U3", {}),
        ((8, 8, 8), "not a dtype", {}),
-       ((8, 8, 8), "complex64", dict(tune="always"))]
+       ((8, 8, 8), "complex64", dict(tune="always")),
+       # real-to-real and mixed kinds (issue 18): one check for both entry points
+       ((8, 8, 6), "float64", dict(kinds=("dct2",))),
+       ((8, 8, 6), "float64", dict(axes=(0, 2), kinds=("dct2",) * 3)),
+       ((8, 8, 6), "float64", dict(kinds=("dct5", "fft", "fft"))),
+       ((8, 8, 6), "float64", dict(kinds=(2, "fft", "fft"))),
+       ((8, 8, 6), "float64", dict(kinds=("rfft", "rfft", "fft"))),
+       ((8, 8, 6), "float64", dict(kinds="dct2")),
+       ((8, 8, 6), "float64", dict(kinds=5)),
+       ((8, 8, 6), "float64", dict(kinds=("fft", "fft", "dct2"), kind="r2c")),
+       ((8, 8, 6), "float64", dict(kinds=("fft", "fft", "dct2"), padding=1.5)),
+       ((8, 8, 6), "float64", dict(kinds=("fft", "fft", "dct2"), tune="wisdom")),
+       ((8, 8, 6), "float64", dict(kinds=("dct2",) * 3, orthogonalize=1)),
+       ((8, 8, 6), "float64", dict(kinds=("dct2",) * 3, spectrum="padded")),
+       ((8, 1, 6), "float64", dict(kinds=("dct1",) * 3)),
+       ((8, 8, 6), "U3", dict(kinds=("dct2",) * 3))]
 
 
 def check_errors(grid):
@@ -129,6 +145,15 @@ def check_dtypes(grid):
             got = (mp.dtype, mp.in_dtype, mp.out_dtype, mp.real_dtype)
             want = (xp.dtype, xp.in_dtype, xp.out_dtype, xp.real_dtype)
             check(got == want, f"{dtype} {kind}: dtypes {got} vs pfft.plan's {want}")
+        # plans with kinds: real-to-real keeps real data real, mixed ones compute complex
+        for kinds in (("dct2", "dst1", "dct4"), ("fft", "rfft", "dst3"), ("dct1", "fft", "fft")):
+            if "rfft" in kinds and "complex" in dtype:
+                continue
+            xp = pfft.plan((8, 6, 4), dtype, None, kinds=kinds)
+            mp = pfft.mpi.plan((8, 6, 4), dtype, grid, kinds=kinds)
+            got = (mp.dtype, mp.in_dtype, mp.out_dtype, mp.real_dtype, mp.kind, mp.kinds)
+            want = (xp.dtype, xp.in_dtype, xp.out_dtype, xp.real_dtype, xp.kind, xp.kinds)
+            check(got == want, f"{dtype} {kinds}: {got} vs pfft.plan's {want}")
 
 
 def balanced(n: int, p: int, j: int) -> slice:
