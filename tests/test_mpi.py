@@ -100,7 +100,7 @@ def test_one_plan_core_behaves_as_pfft_plan(n):
     assert "MPIPlan(fftn (9, 10, 7) complex128" in out
 
 
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [4])      # 4 ranks: slab and pencil grids (2 ranks: 18 s more)
 def test_r2r_and_mixed_plans_match_scipy(n):
     """Issue 18 over MPI: pfft.mpi.plan(kinds=...) with DCT/DST types 1-4, every norm and
     orthogonalize, on even and uneven (padded, balanced) blocks of every grid of n

@@ -56,12 +56,12 @@ def test_every_norm_orthogonalize_and_inverse_matches_scipy_for_lengths_1_to_40(
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("kind", KINDS)
 def test_jnp_transforms_match_scipy(kind, dtype):
-    """jax.numpy on the lengths that take each branch (odd and even, 1, 2, primes, a
-    power of two); every length 1..40 runs the same code through numpy above."""
+    """jax.numpy on lengths that take each branch (1, 2, odd, even, prime, a power of
+    two); every length 1..40 runs the same code through numpy above."""
     rng = np.random.default_rng(2)
     family, t = kind[:3], int(kind[3])
     worst = 0.0
-    for n in (n for n in (1, 2, 3, 4, 5, 8, 13, 16, 31, 40) if n in _lengths(kind)):
+    for n in (n for n in (1, 2, 5, 8, 13) if n in _lengths(kind)):
         x = rng.standard_normal((3, n)).astype(dtype)
         op = r2r.scipy_op(kind, n, "ortho")
         got = jax.jit(lambda a: r2r.apply_last(a, op))(x)
