@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import time
 import warnings
 
 import jax
@@ -152,6 +153,9 @@ def install_excepthook(comm=None) -> None:
                              f"{world.Get_size()}; calling MPI_Abort so that the other ranks "
                              f"do not wait forever in a collective\n")
             sys.stderr.flush()
+            # MPI_Abort ends the job at once: give mpirun a moment to forward this
+            # rank's traceback and note first (a CI run lost both with mpich's mpirun)
+            time.sleep(0.5)
             world.Abort(1)
 
     hook._pfft_mpi = True
