@@ -269,11 +269,23 @@ def check_plan_kinds(shape, axes, kind: str, kinds, orthogonalize, tune, where: 
     kinds, kind = check_kinds(kinds, axes, kind, where)
     if kinds is not None and tune is not None:
         raise ValueError(f"{where}: tune is not available for plans with kinds yet")
+    orthogonalize = check_orthogonalize(orthogonalize, where)
+    return kinds, kind, None if kinds is None else orthogonalize
+
+
+def check_orthogonalize(orthogonalize, where: str) -> bool | None:
+    """scipy's ``orthogonalize``: ``None`` (follow ``norm``) or a bool, returned as
+    ``None`` or a Python bool.
+
+    Raises
+    ------
+    TypeError
+        Anything else.
+    """
     if orthogonalize is not None and not isinstance(orthogonalize, (bool, np.bool_)):
         raise TypeError(f"{where}: orthogonalize must be None, True or False, got "
                         f"{orthogonalize!r}")
-    orthogonalize = None if kinds is None or orthogonalize is None else bool(orthogonalize)
-    return kinds, kind, orthogonalize
+    return None if orthogonalize is None else bool(orthogonalize)
 
 
 def r2r_dtype(dtype) -> np.dtype:

@@ -17,7 +17,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .api import _as_array, _layout_of, _place_out, _prepare, _resize
-from .arguments import check_norm, normalize_axes, r2r_dtype
+from .arguments import check_norm, check_orthogonalize, normalize_axes, r2r_dtype
 from .autodiff import BACKWARD
 from .grid import grid_axes
 from .layout import default_layout
@@ -39,10 +39,9 @@ def _check_type(type, family: str, where: str) -> int:
     return t
 
 
-def _check_extras(overwrite_x, workers, orthogonalize, where: str) -> None:
+def _check_extras(overwrite_x, workers, where: str) -> None:
     """scipy's ``overwrite_x`` and ``workers`` are accepted and have no effect (JAX
-    arrays are immutable; pfft's engine chooses its threads); ``orthogonalize`` is
-    ``None`` or a bool."""
+    arrays are immutable; pfft's engine chooses its threads)."""
     if not isinstance(overwrite_x, (bool, np.bool_)):
         raise TypeError(f"{where}: overwrite_x must be a bool, got {overwrite_x!r}")
     if workers is not None:
@@ -52,15 +51,13 @@ def _check_extras(overwrite_x, workers, orthogonalize, where: str) -> None:
             raise TypeError(f"{where}: workers must be an int or None, got {workers!r}") from None
         if w == 0:
             raise ValueError(f"{where}: workers must not be 0")
-    if orthogonalize is not None and not isinstance(orthogonalize, (bool, np.bool_)):
-        raise TypeError(f"{where}: orthogonalize must be None, True or False, got "
-                        f"{orthogonalize!r}")
 
 
 def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
           out_sharding, inverse: bool, where: str) -> jax.Array:
     t = _check_type(type, family, where)
-    _check_extras(overwrite_x, workers, orthogonalize, where)
+    _check_extras(overwrite_x, workers, where)
+    orth = check_orthogonalize(orthogonalize, where)
     x = _as_array(x)
     if s is not None and x.ndim:
         # scipy's -1 in s: keep that axis's length
@@ -76,7 +73,6 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
     x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
     dtype = r2r_dtype(x.dtype)
-    orth = None if orthogonalize is None else bool(orthogonalize)
     grid = grid_axes(mesh)
     layout = _layout_of(x, mesh)
 
