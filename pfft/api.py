@@ -15,7 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import check_axis, check_length, check_norm, complex_dtype, normalize_axes, normalize_s
+from . import split_fft
+from .arguments import (check_axis, check_length, check_norm, complex_dtype, norm_scale,
+                        normalize_axes, normalize_s)
 from .autodiff import Variant
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
@@ -168,6 +170,12 @@ def _place_out(y, out_sharding, mesh, where: str):
 def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
     x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
+    spec = split_fft.split_spec(x, axes[0], mesh) if len(axes) == 1 else None
+    if spec is not None:   # an axis no other axis can take the split of: done where it lies
+        scale = norm_scale(norm, inverse, x.shape[axes[0]])
+        y = split_fft.split_axis_fft(x, axes[0], inverse=inverse, scale=scale, mesh=mesh,
+                                     spec=spec)
+        return _place_out(y, out_sharding, mesh, where)
     if inverse:
         plan, variant = _inverse_plan_for(x, axes, norm, mesh)
         y = plan._call(x, variant)

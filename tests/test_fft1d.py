@@ -14,6 +14,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 import pfft
 from conftest import GRIDS, NORMS, planned_collectives, rel_err
 from pfft.hlo import count_collectives
+from pfft.plan import ReplicationWarning
 
 ONE_D = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
 TWO_D = ["fft2", "ifft2", "rfft2", "irfft2"]
@@ -256,3 +257,110 @@ def test_errors_match_numpy():
         pfft.fft(np.float64(1.0))
     with pytest.raises(TypeError, match="mesh must be"):
         pfft.fft(a, mesh="x")
+
+
+# -- a 1-D FFT along an axis that stays split (pfft.split_fft, the six-step algorithm) --
+
+# (grid, mesh axis names, spec of the split axis, its length): slab, both orders of a
+# pencil's two axes, one axis of a pencil, lengths with p**2 | n, square or not
+SPLIT_ONLY = [((4,), ("x",), "x", 64), ((8,), ("x",), "x", 128),
+              ((2, 4), ("a", "b"), ("a", "b"), 256), ((2, 4), ("a", "b"), ("b", "a"), 64 * 3),
+              ((2, 2), ("a", "b"), "b", 36), ((2, 2), ("a", "b"), ("a", "b"), 48)]
+
+
+def test_split_fft_factors():
+    from pfft.split_fft import factors
+    for n in range(1, 600):
+        for p in (2, 3, 4, 8):
+            f = factors(n, p)
+            if n % (p * p):
+                assert f is None
+                continue
+            n1, n2 = f
+            assert n1 * n2 == n and n1 % p == 0 and n2 % p == 0 and n1 <= n2
+            # as square as can be: no factor pair of multiples of p lies closer
+            assert not any(n % (m * p) == 0 and (n // (m * p)) % p == 0 and
+                           n1 < m * p <= math.isqrt(n) for m in range(1, n // p + 1))
+    assert factors(64, 1) is None
+
+
+@pytest.mark.parametrize("case,kind", [
+    (c, k) for c in SPLIT_ONLY for k in ("explicit", "auto")
+    if k == "explicit" or set(_names(c[2])) == set(c[1])],   # Auto: split over the whole grid
+    ids=lambda v: v if isinstance(v, str) else f"{v[0]}-{v[2]}-{v[3]}")
+def test_fft_of_an_axis_no_other_axis_can_take_stays_split(case, kind):
+    """fft/ifft (and fftn over the one axis) of an axis whose split no other axis can
+    take: numpy's values, three all-to-alls and no all-gather, the input's sharding
+    back; inside jit on both kinds of mesh. On an Auto mesh (mesh= given) pfft cannot
+    see the sharding and assumes the axis split over the whole grid."""
+    grid, names, entry, n = case
+    whole = tuple(names) if len(names) > 1 else names[0]
+    mesh = jax.make_mesh(grid, names, axis_types=(jax.sharding.AxisType.Explicit if kind ==
+                                                   "explicit" else jax.sharding.AxisType.Auto,)
+                         * len(grid))
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    x = jax.device_put(a, NamedSharding(mesh, P(entry)))
+    # every norm in both directions on the slab; one of each elsewhere (norms only scale)
+    calls = ([(f, m) for f in ("fft", "ifft") for m in NORMS] if grid == (4,) else
+             [("fft", "backward"), ("ifft", "ortho")]) + [("fftn", "forward")]
+    for name, norm in calls:
+        f = jax.jit(lambda v: getattr(pfft, name)(v, norm=norm, mesh=mesh)).lower(x).compile()
+        y = f(x)
+        assert rel_err(y, getattr(np.fft, name)(a, norm=norm)) <= 1e-12, (name, norm)
+        ops = count_collectives(f.as_text())
+        assert ops["all-to-all"] == 3 and ops["all-gather"] == 0, (name, ops)
+        want = x.sharding if kind == "explicit" else NamedSharding(mesh, P(whole))
+        assert y.sharding.is_equivalent_to(want, 1), name
+
+
+def test_split_axis_fft_in_float32_with_batch_axes_and_outside_jit():
+    mesh = pfft.make_mesh((2, 4))
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((2, 64)) + 1j * rng.standard_normal((2, 64))).astype(np.complex64)
+    x = jax.device_put(a, NamedSharding(mesh, P("x", "y")))      # axis 0 can take no more
+    assert pfft.split_fft.split_spec(x, 1, mesh) == P("x", "y")
+    y = pfft.fft(x, axis=1)
+    assert y.dtype == np.complex64 and rel_err(y, np.fft.fft(a.astype(np.complex128))) <= 1e-6
+    assert y.sharding.is_equivalent_to(x.sharding, 2)
+    r = rng.standard_normal(64)        # real input: a complex result, as numpy's
+    xr = jax.device_put(r, NamedSharding(mesh, P(("x", "y"))))
+    assert rel_err(pfft.ifft(xr), np.fft.ifft(r)) <= 1e-12
+
+
+def test_split_axis_fft_gradients_jvp_vmap():
+    """grad, jvp, vmap and check_grads through the split-axis FFT, against jnp.fft."""
+    from jax.test_util import check_grads
+    mesh = pfft.make_mesh((4,))
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(64) + 1j * rng.standard_normal(64)
+    x = jax.device_put(a, NamedSharding(mesh, P("x")))
+    w = rng.standard_normal(64)
+
+    def loss(lib, v):
+        return jnp.sum(jnp.abs(lib.fft(v, norm="ortho")) ** 3 * w)
+    g = jax.jit(jax.grad(lambda v: loss(pfft, v)))(x)
+    assert rel_err(g, jax.grad(lambda v: loss(jnp.fft, v))(a)) <= 1e-12
+    assert g.sharding.is_equivalent_to(x.sharding, 1)
+    t = rng.standard_normal(64) + 0j
+    _, tangent = jax.jit(lambda v, d: jax.jvp(pfft.ifft, (v,), (d,)))(
+        x, jax.device_put(t, x.sharding))
+    assert rel_err(tangent, np.fft.ifft(t)) <= 1e-12
+    batch = rng.standard_normal((3, 64)) + 0j
+    xb = jax.device_put(batch, NamedSharding(mesh, P(None, "x")))
+    f = jax.jit(jax.vmap(pfft.fft))
+    assert rel_err(f(xb), np.fft.fft(batch)) <= 1e-12
+    assert count_collectives(f.lower(xb).compile().as_text())["all-gather"] == 0
+    with jax.set_mesh(mesh):
+        check_grads(jax.jit(lambda v: pfft.fft(v)), (x,), order=2, modes=("fwd", "rev"))
+
+
+def test_lengths_the_six_step_cannot_split_keep_the_plan_route():
+    """p**2 not dividing n: the plan's route (it warns that it repeats work), right."""
+    mesh = pfft.make_mesh((4,))
+    a = np.random.default_rng(5).standard_normal(36) + 0j
+    x = jax.device_put(a, NamedSharding(mesh, P("x")))
+    with pytest.warns(ReplicationWarning):
+        pfft.clear_plan_cache()
+        y = pfft.fft(x)
+    assert rel_err(y, np.fft.fft(a)) <= 1e-12
