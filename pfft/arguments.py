@@ -240,14 +240,13 @@ def check_kinds(kinds, axes, kind: str, where: str):
     return kinds, kind
 
 
-def check_plan_kinds(shape, axes, kind: str, kinds, orthogonalize, tune, where: str):
+def check_plan_kinds(shape, axes, kind: str, kinds, orthogonalize, where: str):
     """A plan's ``kinds`` and ``orthogonalize``, the same way for every entry point
     (:func:`pfft.plan` and :func:`pfft.mpi.plan`).
 
     ``shape`` and ``axes`` are checked first (as :func:`check_shape` and
     :func:`normalize_axes`), so that their errors come before those of ``kinds``;
-    ``kinds`` then as :func:`check_kinds`. ``tune`` is refused with kinds (tuning does
-    not know them yet).
+    ``kinds`` then as :func:`check_kinds`. ``tune`` is checked by :func:`check_tune`.
 
     Returns
     -------
@@ -263,12 +262,10 @@ def check_plan_kinds(shape, axes, kind: str, kinds, orthogonalize, tune, where: 
         ``kinds`` not a sequence of strings, ``orthogonalize`` not ``None`` or a bool.
     ValueError
         A bad shape or axes, unknown kinds, one per axis not given, more than one
-        ``"rfft"``, ``kind="r2c"`` without an ``"rfft"`` axis, or ``tune`` with kinds.
+        ``"rfft"``, or ``kind="r2c"`` without an ``"rfft"`` axis.
     """
     axes = normalize_axes(axes, len(check_shape(shape, where)), where)
     kinds, kind = check_kinds(kinds, axes, kind, where)
-    if kinds is not None and tune is not None:
-        raise ValueError(f"{where}: tune is not available for plans with kinds yet")
     orthogonalize = check_orthogonalize(orthogonalize, where)
     return kinds, kind, None if kinds is None else orthogonalize
 

@@ -352,7 +352,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         Cached: the same arguments return the same object.
     """
     kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  tune, "plan")
+                                                  "plan")
     shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
                                                         spectrum, padding, "plan", kinds)
     check_tune(tune, "plan", in_sharding)
@@ -363,7 +363,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     if tune is not None:
         check_tune(tune, "plan", in_sharding)
         if mesh is not None and grid:
-            mesh = _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, tune)
+            mesh = _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, tune,
+                               kinds, orthogonalize)
             grid = grid_axes(mesh)
     if layout is None:
         layout = default_layout(shape, axes, grid)
@@ -384,17 +385,18 @@ def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:
     return layout_of_spec(shape, spec, grid, names, "plan", even=True)
 
 
-def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode):
+def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode, kinds, orthogonalize):
     """``mesh``'s devices on the grid wisdom prefers (tuning first for ``"measure"``)."""
     from . import tuning
     from .grid import make_mesh
 
     devices = list(mesh.devices.flat)
-    entry = tuning.lookup(shape, dtype, kind, axes, norm, devices)
+    problem = dict(kinds=kinds, orthogonalize=orthogonalize)
+    entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, **problem)
     if entry is None and mode == "measure":
         tuning.tune(shape, dtype, devices, kind=kind, axes=axes, norm=norm,
-                    spectra=(spectrum,))
-        entry = tuning.lookup(shape, dtype, kind, axes, norm, devices)
+                    spectra=(spectrum,), **problem)
+        entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, **problem)
     if entry is None:
         return mesh
     grid = tuple(entry["grid"])

@@ -32,11 +32,13 @@ WISDOM_VERSION = 1
 
 
 def wisdom_key(shape, dtype, kind: str, axes, norm: str, devices,
-               transport: str = "xla") -> str:
+               transport: str = "xla", *, kinds=None, orthogonalize=None) -> str:
     """The key a tuning result is filed under (a readable string, stable across runs).
 
     ``transport``: ``"xla"`` (one process's devices) or ``"mpi"`` (one rank per
-    device, :func:`pfft.mpi.tune`); the best grid can differ between them.
+    device, :func:`pfft.mpi.tune`); the best grid can differ between them. ``kinds``
+    and ``orthogonalize``: a real-to-real or mixed plan's (checked), part of the key
+    only where given, so older wisdom keeps its keys.
     """
     devices = list(devices)
     key = {"shape": [int(n) for n in shape], "dtype": np.dtype(dtype).name,
@@ -44,6 +46,9 @@ def wisdom_key(shape, dtype, kind: str, axes, norm: str, devices,
            "device_kind": devices[0].device_kind, "devices": len(devices)}
     if transport != "xla":
         key["transport"] = transport
+    if kinds is not None:
+        key["kinds"] = list(kinds)
+        key["orthogonalize"] = orthogonalize
     return json.dumps(key, sort_keys=True)
 
 
@@ -93,13 +98,15 @@ class Progress:
 def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c",
          axes: Sequence[int] | None = None, norm: str = "backward",
          spectra: Sequence[str] = ("numpy",), budget_s: float = 60.0, repeats: int = 3,
-         progress: bool = True):
+         progress: bool = True, kinds: Sequence[str] | None = None,
+         orthogonalize: bool | None = None):
     """Time the candidate plans for one problem and return the fastest.
 
     Parameters
     ----------
-    shape, dtype, kind, axes, norm
-        The problem, as for :func:`pfft.plan`.
+    shape, dtype, kind, axes, norm, kinds, orthogonalize
+        The problem, as for :func:`pfft.plan` (``kinds``: a real-to-real or mixed
+        plan's per-axis kinds).
     devices_or_mesh
         The devices to spread over: a mesh, a sequence of devices, a count, or
         ``None`` for all of ``jax.devices()``. Every slab and pencil grid of them is a
@@ -122,25 +129,44 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     Plan
         The fastest plan; its timings are kept as wisdom (see :func:`save_wisdom`).
     """
-    from .core import plan_arguments
     from .plan import plan as make_plan
 
     devices = _devices_of(devices_or_mesh)
-    shape, cdtype, axes, norm, _ = plan_arguments(shape, dtype, axes, norm, kind, "numpy",
-                                                  1.0, "tune")
+    shape, cdtype, axes, norm, kinds, kind, orthogonalize = problem_arguments(
+        shape, dtype, axes, norm, kind, kinds, orthogonalize, "tune")
     check_budget(budget_s, repeats, "tune")
     candidates = problem_candidates(len(devices), kind, spectra)
     host = random_input(shape, cdtype, kind)
 
     def time_one(grid, spectrum):
         plan = make_plan(shape, cdtype, make_mesh(grid, devices), axes=axes, norm=norm,
-                         kind=kind, spectrum=spectrum)
+                         kind=kind, spectrum=spectrum, kinds=kinds,
+                         orthogonalize=orthogonalize)
         return plan, time_forward(plan, jax.device_put(host, plan.in_sharding), repeats)
 
+    title = f"pfft.tune {shape} {cdtype.name} {problem_name(kind, kinds)}"
     return time_candidates(candidates, time_one, budget_s,
-                           Progress(len(candidates), progress,
-                                    f"pfft.tune {shape} {cdtype.name} {kind}"),
-                           key=wisdom_key(shape, cdtype, kind, axes, norm, devices))
+                           Progress(len(candidates), progress, title),
+                           key=wisdom_key(shape, cdtype, kind, axes, norm, devices,
+                                          kinds=kinds, orthogonalize=orthogonalize))
+
+
+def problem_arguments(shape, dtype, axes, norm, kind, kinds, orthogonalize, where: str):
+    """A tuning problem's arguments, checked as :func:`pfft.plan` checks them: the
+    shape, the dtype computed in, axes, norm, kinds, kind and orthogonalize."""
+    from .arguments import check_plan_kinds
+    from .core import plan_arguments
+
+    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
+                                                  where)
+    shape, dtype, axes, norm, _ = plan_arguments(shape, dtype, axes, norm, kind, "numpy", 1.0,
+                                                 where, kinds)
+    return shape, dtype, axes, norm, kinds, kind, orthogonalize
+
+
+def problem_name(kind: str, kinds) -> str:
+    """How progress output names a problem: its kind, or its kinds."""
+    return kind if kinds is None else ",".join(kinds)
 
 
 def problem_candidates(devices: int, kind: str, spectra) -> list[tuple[tuple[int, ...], str]]:
@@ -150,7 +176,8 @@ def problem_candidates(devices: int, kind: str, spectra) -> list[tuple[tuple[int
 
 
 def random_input(shape, cdtype, kind: str) -> np.ndarray:
-    """The array candidates are timed on (real for ``r2c``)."""
+    """The array candidates are timed on (real for ``r2c`` and for real ``cdtype``,
+    an all real-to-real plan's)."""
     in_dtype = np.dtype(np.finfo(cdtype).dtype) if kind == "r2c" else cdtype
     return np.random.default_rng(0).standard_normal(shape).astype(in_dtype)
 
@@ -213,10 +240,13 @@ def wisdom() -> dict[str, dict]:
         return json.loads(json.dumps(_WISDOM))
 
 
-def lookup(shape, dtype, kind, axes, norm, devices, transport: str = "xla") -> dict | None:
+def lookup(shape, dtype, kind, axes, norm, devices, transport: str = "xla", *, kinds=None,
+           orthogonalize=None) -> dict | None:
     """The wisdom entry for this problem on these devices, or ``None``."""
+    key = wisdom_key(shape, dtype, kind, axes, norm, devices, transport, kinds=kinds,
+                     orthogonalize=orthogonalize)
     with _LOCK:
-        entry = _WISDOM.get(wisdom_key(shape, dtype, kind, axes, norm, devices, transport))
+        entry = _WISDOM.get(key)
     return None if entry is None else dict(entry)
 
 

@@ -112,3 +112,33 @@ def test_plan_can_measure_on_first_use_and_bad_wisdom_is_refused(tmp_path):
     bad.write_text(json.dumps({"something": "else"}))
     with pytest.raises(ValueError, match="not a pfft wisdom file"):
         pfft.load_wisdom(bad)
+
+
+def test_tuning_real_to_real_and_mixed_plans():
+    """kinds= and orthogonalize= are part of the problem: tuned, filed under their own
+    wisdom key (not a plain FFT's), reused by plan(tune="wisdom"), right against scipy."""
+    import scipy.fft
+
+    pfft.forget_wisdom()
+    devices = jax.devices()[:4]
+    mesh = pfft.make_mesh((4,), devices)
+    kinds = ("dct2", "fft", "rfft")
+    best = pfft.tune((8, 8, 6), np.float64, mesh, kinds=kinds, repeats=1, progress=False)
+    entry = tuning.lookup((8, 8, 6), np.complex128, "r2c", (0, 1, 2), "backward", devices,
+                          kinds=kinds)
+    assert entry is not None and len(entry["timings_s"]) == 2          # slab 4 and 2x2
+    assert tuning.lookup((8, 8, 6), np.complex128, "r2c", (0, 1, 2), "backward",
+                         devices) is None                                  # a plain rfftn: none
+    assert tuning.lookup((8, 8, 6), np.complex128, "r2c", (0, 1, 2), "backward", devices,
+                         kinds=kinds, orthogonalize=True) is None
+    again = pfft.plan((8, 8, 6), np.float64, mesh, kinds=kinds, tune="wisdom")
+    assert again is best and tuple(again.mesh.devices.shape) == tuple(entry["grid"])
+    x = np.random.default_rng(2).standard_normal((8, 8, 6))
+    want = np.fft.rfftn(scipy.fft.dct(x, type=2, axis=0), axes=(1, 2))
+    assert rel_err(again.forward(jax.device_put(x, again.in_sharding)), want) <= 1e-12
+    # an all real-to-real plan is timed on real data and measured on first use
+    plan = pfft.plan((8, 8, 6), np.float32, mesh, kinds=("dst1",) * 3, tune="measure")
+    assert tuning.lookup((8, 8, 6), np.float32, "c2c", (0, 1, 2), "backward", devices,
+                         kinds=("dst1",) * 3) is not None
+    y = plan.forward(jax.device_put(x.astype(np.float32), plan.in_sharding))
+    assert y.dtype == np.float32 and rel_err(y, scipy.fft.dstn(x, type=1)) <= 1e-6

@@ -284,7 +284,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
     kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  tune, "pfft.mpi.plan")
+                                                  "pfft.mpi.plan")
     shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
                                                         spectrum, padding, "pfft.mpi.plan",
                                                         kinds)
@@ -296,7 +296,8 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     if tune is not None:
         from .tuning import tuned_grid
         grid = tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
-                          spectrum=spectrum, mode=tune)
+                          spectrum=spectrum, mode=tune, kinds=kinds,
+                          orthogonalize=orthogonalize)
     return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
                     padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
                     kinds=kinds, orthogonalize=orthogonalize)

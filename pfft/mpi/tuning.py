@@ -15,7 +15,6 @@ import jax.numpy as jnp
 from mpi4py import MPI
 
 from .. import tuning
-from ..core import plan_arguments
 from .grid import ProcessGrid
 
 __all__ = ["tune", "tuned_grid"]
@@ -29,7 +28,8 @@ def _devices(grid: ProcessGrid) -> list:
 def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
          axes: Sequence[int] | None = None, norm: str = "backward",
          spectra: Sequence[str] = ("numpy",), budget_s: float = 60.0, repeats: int = 3,
-         progress: bool = True):
+         progress: bool = True, kinds: Sequence[str] | None = None,
+         orthogonalize: bool | None = None):
     """Time every slab and pencil process grid of ``grid``'s ranks for one problem and
     return the fastest plan (collective: every rank calls it with the same arguments).
 
@@ -48,8 +48,8 @@ def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
     if not isinstance(grid, ProcessGrid):
         raise TypeError(f"pfft.mpi.tune: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
-    shape, cdtype, axes, norm, _ = plan_arguments(shape, dtype, axes, norm, kind, "numpy",
-                                                  1.0, "pfft.mpi.tune")
+    shape, cdtype, axes, norm, kinds, kind, orthogonalize = tuning.problem_arguments(
+        shape, dtype, axes, norm, kind, kinds, orthogonalize, "pfft.mpi.tune")
     tuning.check_budget(budget_s, repeats, "pfft.mpi.tune")
     candidates = tuning.problem_candidates(grid.size, kind, spectra)
     host = tuning.random_input(shape, cdtype, kind)
@@ -60,28 +60,31 @@ def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
 
     def time_one(dims, spectrum):
         plan = get_plan(shape, cdtype, grid.regrid(dims), axes, norm, kind=kind,
-                        spectrum=spectrum)
+                        spectrum=spectrum, kinds=kinds, orthogonalize=orthogonalize)
         x = jnp.asarray(host[plan.local_in_slices])
         comm.Barrier()
         return plan, tuning.time_forward(plan, x, repeats, sync=slowest)
 
-    bar = tuning.Progress(len(candidates), progress and grid.rank == 0,
-                          f"pfft.mpi.tune {shape} {cdtype.name} {kind}")
+    title = f"pfft.mpi.tune {shape} {cdtype.name} {tuning.problem_name(kind, kinds)}"
+    bar = tuning.Progress(len(candidates), progress and grid.rank == 0, title)
     return tuning.time_candidates(
         candidates, time_one, budget_s, bar,
-        key=tuning.wisdom_key(shape, cdtype, kind, axes, norm, _devices(grid), "mpi"),
+        key=tuning.wisdom_key(shape, cdtype, kind, axes, norm, _devices(grid), "mpi",
+                              kinds=kinds, orthogonalize=orthogonalize),
         agree=lambda over: comm.bcast(over, root=0))
 
 
 def tuned_grid(shape, dtype, grid: ProcessGrid, *, kind: str, axes, norm: str,
-               spectrum: str, mode: str) -> ProcessGrid:
+               spectrum: str, mode: str, kinds=None, orthogonalize=None) -> ProcessGrid:
     """The process grid wisdom prefers for this problem on ``grid``'s ranks (tuning
     first for ``mode="measure"`` where there is none); ``grid`` if there is none."""
     devices = _devices(grid)
-    entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, "mpi")
+    problem = dict(kinds=kinds, orthogonalize=orthogonalize)
+    entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, "mpi", **problem)
     if entry is None and mode == "measure":
-        tune(shape, dtype, grid, kind=kind, axes=axes, norm=norm, spectra=(spectrum,))
-        entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, "mpi")
+        tune(shape, dtype, grid, kind=kind, axes=axes, norm=norm, spectra=(spectrum,),
+             **problem)
+        entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, "mpi", **problem)
     # every rank must take the same grid: rank 0's wisdom decides
     dims = grid.comm.bcast(None if entry is None else tuple(entry["grid"]), root=0)
     return grid if dims is None else grid.regrid(dims)

@@ -20,6 +20,7 @@ import inspect  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import scipy.fft  # noqa: E402
 
 import pfft  # noqa: E402
 import pfft.mpi  # noqa: E402
@@ -75,7 +76,7 @@ BAD = [((8, 8, 8), "complex64", dict(norm="nope")),
        ((8, 8, 6), "float64", dict(kinds=5)),
        ((8, 8, 6), "float64", dict(kinds=("fft", "fft", "dct2"), kind="r2c")),
        ((8, 8, 6), "float64", dict(kinds=("fft", "fft", "dct2"), padding=1.5)),
-       ((8, 8, 6), "float64", dict(kinds=("fft", "fft", "dct2"), tune="wisdom")),
+       ((8, 8, 6), "float64", dict(kinds=("fft", "fft", "dct2"), tune="always")),
        ((8, 8, 6), "float64", dict(kinds=("dct2",) * 3, orthogonalize=1)),
        ((8, 8, 6), "float64", dict(kinds=("dct2",) * 3, spectrum="padded")),
        ((8, 1, 6), "float64", dict(kinds=("dct1",) * 3)),
@@ -228,6 +229,19 @@ def check_tune(grid):
     k = again.forward(jnp.asarray(x[again.local_in_slices]))
     err = rel_err(gather(k, again.local_out_slices, (8, 12, 4)), np.fft.rfftn(x))
     check(err <= 1e-6, f"tuned plan: err {err}")
+    # a mixed plan: its own wisdom key, the tuned grid reused, scipy's numbers
+    kinds = ("dct2", "fft", "rfft")
+    mixed = pfft.mpi.plan((8, 12, 6), "float64", grid, kinds=kinds, tune="measure")
+    check(pfft.mpi.plan((8, 12, 6), "float64", grid, kinds=kinds, tune="wisdom") is mixed,
+          "tune='wisdom' did not give the tuned mixed plan")
+    entries = [key for key in pfft.tuning.wisdom() if '"transport": "mpi"' in key]
+    check(len(entries) == 2 and any('"kinds": ["dct2", "fft", "rfft"]' in k for k in entries),
+          f"wisdom: {entries}")
+    x = random_global((8, 12, 6), np.float64, 7)
+    k = mixed.forward(jnp.asarray(x[mixed.local_in_slices]))
+    want = np.fft.rfftn(scipy.fft.dct(x, type=2, axis=0), axes=(1, 2))
+    err = rel_err(gather(k, mixed.local_out_slices, want.shape), want)
+    check(err <= 1e-12, f"tuned mixed plan: err {err}")
     # no wisdom: the grid given
     pfft.forget_wisdom()
     plain = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="wisdom")
