@@ -158,3 +158,24 @@ def test_wheel_in_a_fresh_venv_runs_the_native_engine(dists, tmp_path):
     assert got["err"] < 1e-5, got["err"]
     assert f"kernel library: {lib}" in got["config"], got["config"]
     assert f"native cpu (DUCC): available, {lib}" in got["config"], got["config"]
+
+
+@pytest.mark.skipif(not X86 or shutil.which("aarch64-linux-gnu-g++") is None,
+                    reason="no aarch64 cross compiler here (Debian: g++-aarch64-linux-gnu)")
+def test_cpu_kernels_cross_compile_for_aarch64(wheel_libs, tmp_path):
+    """The CPU kernels build for 64-bit Arm (no x86-only code without a fallback) and
+    export the same FFI handlers as the x86-64 libraries of the wheel."""
+    _run(["make", "-C", ROOT / "kernels", "cpu-aarch64", f"PYTHON={sys.executable}",
+          f"BUILD={tmp_path}"], timeout=1200)
+    lib = tmp_path / "aarch64" / "libpfft_cpu.so"
+    header = lib.read_bytes()[:20]
+    assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183  # EM_AARCH64
+
+    def exported(nm, path):
+        lines = _run([nm, "-D", "--defined-only", path]).stdout.splitlines()
+        return {line.split()[-1] for line in lines if line.strip()}
+    arm = exported("aarch64-linux-gnu-nm", lib)
+    assert arm == exported("nm", wheel_libs["libpfft_cpu_v2.so"]), arm
+    assert {"PfftC2C", "PfftR2C", "PfftC2R", "PfftR2R", "PfftPieces"} <= arm
+    flags = _run(["readelf", "-p", ".GCC.command.line", lib]).stdout
+    assert "-march=native" not in flags, flags
