@@ -362,6 +362,13 @@ class PlanCore:
             (``rfftfreq`` on the halved axis of a real plan; on a real-to-real axis
             the wavenumber of each cosine or sine mode, :func:`r2r_frequencies`).
             Padding positions of a ``spectrum="padded"`` plan hold 0.
+
+        Notes
+        -----
+        Call it inside the jitted function that uses it (it costs a few small
+        constants there) rather than closing over its result: across processes
+        (``jax.distributed``) the arrays are global, and ``jit`` refuses to close over
+        arrays that other processes hold part of.
         """
         return tuple(self._output_values(a, values)
                      for a, values in self._frequencies(d, angular))
