@@ -72,6 +72,12 @@ larger displacements in cells) move particles between owners instead.
 The same class runs on one device with ``jnp.fft`` (``mesh=None``): there the halo
 "exchange" is the block's own periodic wrap, so both runs execute the same painting
 and reading code and can be compared step for step.
+
+It also runs as one JAX program over several processes (``jax.distributed``, a mesh
+spanning every process's devices): nothing global is closed over in ``jit`` (the
+wavenumbers are made inside the traced functions), host fields are placed block by
+block (:meth:`ParticleMesh.put_field`) and :func:`to_host` brings replicated scalars
+and small gathered arrays to the host.
 """
 from __future__ import annotations
 
@@ -155,13 +161,10 @@ class ParticleMesh:
         self.n, self.box, self.mesh, self.kernel = n, float(box), mesh, kernel
         self.dtype = np.dtype(dtype).type
         self.halo = int(halo)
+        self._plan = None
         if mesh is None:
-            k = 2 * np.pi * np.fft.fftfreq(n)
-            kz = 2 * np.pi * np.fft.rfftfreq(n)
             self._forward = jnp.fft.rfftn
             self._backward3 = functools.partial(jnp.fft.irfftn, s=(n, n, n), axes=(1, 2, 3))
-            self._k = tuple(jnp.asarray(a, self.dtype) for a in
-                            (k.reshape(n, 1, 1), k.reshape(1, n, 1), kz.reshape(1, 1, -1)))
             self.field_sharding = self.particle_sharding = None
             self._spec = None
         else:
@@ -172,7 +175,7 @@ class ParticleMesh:
             # is the scalar plan's with a batch axis in front
             plan3 = pfft.plan((3, n, n, n), self.dtype, mesh, kind="r2c", axes=(1, 2, 3))
             self._forward, self._backward3 = plan.forward, plan3.backward
-            self._k = tuple(k.astype(self.dtype) for k in plan.wavenumbers(1.0, angular=True))
+            self._plan = plan
             self.field_sharding = plan.in_sharding
             spec = tuple(plan.in_sharding.spec) + (None,) * (3 - len(plan.in_sharding.spec))
             self._spec = PartitionSpec(*spec)
@@ -185,10 +188,18 @@ class ParticleMesh:
 
     # -- placement -------------------------------------------------------------------
     def put_field(self, x):
-        """A numpy or jax field of shape ``(n, n, n)``, placed as the solver holds fields."""
+        """A numpy or jax field of shape ``(n, n, n)``, placed as the solver holds fields.
+
+        On a mesh a host array (the same in every process) is placed block by block
+        (``jax.make_array_from_callback``: each process puts only its own devices'
+        blocks, also across processes under ``jax.distributed``); a jax array is
+        converted and resharded where it is."""
         if self.field_sharding is None:
-            return jax.device_put(np.asarray(x, self.dtype), jax.devices()[0])
-        return jax.device_put(jnp.asarray(x, self.dtype), self.field_sharding)
+            return jax.device_put(np.asarray(x, self.dtype), jax.local_devices()[0])
+        if isinstance(x, jax.Array):
+            return jax.device_put(x.astype(self.dtype), self.field_sharding)
+        a = np.asarray(x, self.dtype)
+        return jax.make_array_from_callback(a.shape, self.field_sharding, lambda i: a[i])
 
     def _per_block(self, fn, in_specs, out_specs):
         if self.mesh is None:
@@ -219,24 +230,37 @@ class ParticleMesh:
                                self._particle_spec)(ext, s)
 
     # -- forces ------------------------------------------------------------------------
-    def _gradient_kernels(self):
+    def _wavenumbers(self):
+        """Angular wavenumbers (radians per cell) of the spectrum, broadcastable; made
+        where they are used (inside ``jit``), so that no global array is closed over
+        (``jax.distributed`` forbids that)."""
+        if self._plan is not None:
+            return tuple(k.astype(self.dtype)
+                         for k in self._plan.wavenumbers(1.0, angular=True))
+        n = self.n
+        k = 2 * np.pi * np.fft.fftfreq(n)
+        kz = 2 * np.pi * np.fft.rfftfreq(n)
+        return tuple(jnp.asarray(a, self.dtype) for a in
+                     (k.reshape(n, 1, 1), k.reshape(1, n, 1), kz.reshape(1, 1, -1)))
+
+    def _gradient_kernels(self, ks):
         if self.kernel == "fd4":
-            return tuple(1j * (8 * jnp.sin(k) - jnp.sin(2 * k)) / 6 for k in self._k)
+            return tuple(1j * (8 * jnp.sin(k) - jnp.sin(2 * k)) / 6 for k in ks)
         n = self.n
         return tuple(1j * jnp.where(jnp.abs(k) == np.pi, 0, k) if n % 2 == 0 else 1j * k
-                     for k in self._k)
+                     for k in ks)
 
     def force_grid(self, rho, shift: float = 0.0):
         """``F = -∇∇^{-2} ρ`` on the mesh (``(3, n, n, n)``, the particles' sharding);
         the mean of ``ρ`` does not matter. ``shift``: sampled at ``x + shift`` on every
         axis (a phase in Fourier space; the Nyquist planes then lose their real part)."""
-        kx, ky, kz = self._k
+        ks = kx, ky, kz = self._wavenumbers()
         k2 = kx * kx + ky * ky + kz * kz
         inv = jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0)   # -(-1/k²): the sign of -∇
         if shift:
             inv = inv * jnp.exp(1j * shift * (kx + ky + kz))
         rho_k = self._forward(rho) * inv
-        return self._backward3(jnp.stack([g * rho_k for g in self._gradient_kernels()]))
+        return self._backward3(jnp.stack([g * rho_k for g in self._gradient_kernels(ks)]))
 
     def forces(self, s):
         """The force ``F = -∇∇^{-2}δ`` at the particles displaced by ``s``."""
@@ -290,7 +314,7 @@ class ParticleMesh:
             If it reached the halo width less half a cell (the particles start at cell
             centres): painting and reading were then incomplete.
         """
-        m = float(state.max_disp)
+        m = float(to_host(state.max_disp))
         if m >= self.halo - 0.5:
             raise RuntimeError(f"a particle moved {m:.2f} cells from its lattice point, beyond "
                                f"the halo of {self.halo} cells: rerun with a wider --halo")
@@ -323,9 +347,15 @@ def linear_growth_on_the_mesh(n: int, box: float, power: Callable, a0: float, a:
     ``(a/a0)²``: at ``k = k_f`` on a 32³ mesh ``W = 0.994`` and the power falls 3 % short
     of ``(a/a0)²`` from ``a0 = 0.02`` to 1, on a 64³ mesh 0.8 %. Bins average the modes
     weighted by ``power`` times the painting window squared (the expected spectrum).
+    Only the modes below the last edge are formed (host numpy, the same on every
+    process: a few thousand modes, not ``n³``).
     """
-    k1 = 2 * np.pi * np.fft.fftfreq(n)
-    kx, ky, kz = np.meshgrid(k1, k1, 2 * np.pi * np.fft.rfftfreq(n), indexing="ij")
+    lim = np.ceil(np.asarray(kf_bins, float)[-1])       # |k_i| ≤ |k| < last edge
+    full = np.fft.fftfreq(n) * n
+    half = np.fft.rfftfreq(n) * n
+    sel, sel_z = np.abs(full) <= lim, half <= lim
+    k1 = 2 * np.pi * np.fft.fftfreq(n)[sel]
+    kx, ky, kz = np.meshgrid(k1, k1, 2 * np.pi * np.fft.rfftfreq(n)[sel_z], indexing="ij")
     k2 = kx ** 2 + ky ** 2 + kz ** 2
     k2[0, 0, 0] = 1
     if kernel == "fd4":
@@ -343,13 +373,27 @@ def linear_growth_on_the_mesh(n: int, box: float, power: Callable, a0: float, a:
     modes[0] = 1
     if n % 2 == 0:
         modes[-1] = 1
-    weight = weight * modes
+    weight = weight * modes[sel_z]
     edges = np.asarray(kf_bins, float) * 2 * np.pi / box
     out = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         m = (kphys >= lo) & (kphys < hi)
         out.append((ratio * weight)[m].sum() / weight[m].sum() if m.any() else np.nan)
     return np.array(out)
+
+
+def to_host(x) -> np.ndarray:
+    """The value of ``x`` on this host, also where ``jax.distributed`` makes some of its
+    devices other processes': a replicated array's own copy, else the blocks of every
+    process gathered (``process_allgather``: a collective, every process must call it
+    for the same array). Gather only small things (spectra, scalars, slices)."""
+    if isinstance(x, jax.Array) and not x.is_fully_addressable:
+        if x.is_fully_replicated:
+            return np.asarray(x.addressable_data(0))
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+    return np.asarray(x)
 
 
 def _names(entry) -> tuple:
