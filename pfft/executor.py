@@ -5,8 +5,8 @@ trailing (contiguous) axes, and the reordering each FFT needs is folded into the
 packing and unpacking that an all-to-all needs anyway, so no stage pays for a
 separate transpose. Only the final block is put back into numpy's axis order.
 Strided engines (native) keep numpy's order throughout; where the engine and the
-transport allow, exchanges run as shifts of pieces that the FFTs pack and unpack
-(:mod:`pfft.pieces`).
+transport allow, exchanges run as shifts of pieces that the FFTs (and the DCTs and
+DSTs, where the engine runs them by DUCC) pack and unpack (:mod:`pfft.pieces`).
 
 The sign of every transform is chosen by ``inverse``; scaling is applied once, in
 the first copy the chain makes anyway. Real stages run real-to-complex or
@@ -308,8 +308,9 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             # the block keeps numpy's axis order, as with any strided engine
             if block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
                 raise RuntimeError(f"pieces path: block in axis order {block.order}")
-            fft_stage = isinstance(st, (LocalFFT, RealFFT))
-            if fft_stage and (isinstance(block.data, Pieces) or shifted(nxt)):
+            # FFT stages, and DCT/DST stages by DUCC: one kernel pass reads and writes pieces
+            if pieces_path.fused(st, engine) and (isinstance(block.data, Pieces)
+                                                   or shifted(nxt)):
                 block.data = pieces_path.transform(
                     block.data, st, inverse=inverse, weighted=weighted,
                     scale=block.take_scale(), shape=shape,

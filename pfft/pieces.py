@@ -8,7 +8,8 @@ block). Here the FFT before an exchange is a fused kernel call
 separate pieces, ordered so that piece ``k`` goes ``k`` places along the mesh axis;
 the exchange is ``p - 1`` collective permutes (XLA's ``collective-permute``, one copy
 of the data that leaves the device) plus the piece that stays; and the FFT after it
-reads the received pieces where they lie. Where no FFT stands next to an exchange
+reads the received pieces where they lie. A DCT or DST stage (``LocalR2R``) is such a
+pass too, through DUCC's r2r transforms. Where no transform stands next to an exchange
 (the end of a chain, a resize, a gather) one copy pass packs or unpacks instead.
 Every element is then read and written once per FFT and copied once per exchange.
 
@@ -20,10 +21,10 @@ one all-to-all between the same FFTs. Blocks stay in numpy's axis order througho
 """
 from __future__ import annotations
 
-from .stages import Exchange, LocalFFT, RealFFT
+from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
-__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "transform", "ready_for", "pack",
-           "exchange", "assemble"]
+__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "fused", "transform", "ready_for",
+           "pack", "exchange", "assemble"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -79,8 +80,16 @@ def shifted(st, engine, transport, block_bytes: int) -> bool:
     return engine.fuse is True or shifts_pay(st, block_bytes)
 
 
+def fused(st, engine) -> bool:
+    """Whether local stage ``st`` runs as a pass of the pieces kernel on ``engine``:
+    every FFT stage, and a DCT/DST stage where the engine runs them by DUCC."""
+    if isinstance(st, (LocalFFT, RealFFT)):
+        return True
+    return isinstance(st, LocalR2R) and bool(getattr(engine, "R2R", False))
+
+
 def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_len: int,
-            inverse: bool, scale: float, engine, transport, weights=None):
+            inverse: bool, scale: float, engine, transport, weights=None, op=None):
     """One kernel pass along ``f``: ``data`` (array or Pieces) in, pieces cut for
     ``exchange`` (or one array) out, ``out_len`` points along ``f``."""
     pieces = data if isinstance(data, Pieces) else None
@@ -100,7 +109,7 @@ def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_l
                   me_out=transport.axis_index(exchange.mesh_axis))
     out = engine.fft_pieces(pieces.arrays if pieces else [data], f - ndim, n, kind=kind,
                             out_shape=tuple(out_shape), inverse=inverse, scale=scale,
-                            weights=weights, **kw)
+                            weights=weights, op=op, **kw)
     if not exchange:
         return out[0]
     return Pieces(out, exchange.scatter, exchange.mesh_axis, +1, extent)
@@ -129,18 +138,25 @@ def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
     return _in_place(out, rest, inverse, engine)
 
 
-def transform(data, st: LocalFFT | RealFFT, *, inverse: bool, weighted: bool, scale: float,
-              engine, shape, exchange: Exchange | None, transport):
-    """Local FFT stage ``st`` of a block (an array or :class:`Pieces`).
+def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighted: bool,
+              scale: float, engine, shape, exchange: Exchange | None, transport):
+    """Local FFT, DCT or DST stage ``st`` of a block (an array or :class:`Pieces`).
 
     Returns :class:`Pieces` cut for ``exchange`` (send order), or an array when
     ``exchange`` is None. ``shape`` is the logical global shape before the stage. The
     kernel transforms one axis per pass; the other axes of the stage run in place on
     pieces, before the kernel when the output is cut along one of them, else after. A
     real stage's halved axis comes first (real to complex) or last (complex to real),
-    with the Hermitian bin weights of a transposed real transform fused in.
+    with the Hermitian bin weights of a transposed real transform fused in. A DCT/DST
+    stage is one pass along its axis applying ``st.op_for(inverse)``, its scale times
+    ``scale`` and its end-point weights fused in; complex data (a mixed plan's) goes
+    through it as real and imaginary parts.
     """
     kw = dict(engine=engine, transport=transport)
+    if isinstance(st, LocalR2R):
+        op = st.op_for(inverse)
+        return _kernel(data, st.axis, op.n, kind="r2r", exchange=exchange, out_len=op.n,
+                       inverse=inverse, scale=scale, op=op, **kw)
     if isinstance(st, LocalFFT):
         return _c2c(data, st.axes, inverse=inverse, scale=scale, shape=shape,
                     exchange=exchange, **kw)

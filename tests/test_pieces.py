@@ -1,11 +1,13 @@
 """The fused FFT-and-pack kernel (``native.fft_pieces``) and the plans that use it.
 
-The kernel is checked against numpy float64 on blocks cut into pieces the way an
-exchange cuts them: along the transform axis or another, with padding (filled with
-NaN, which must never reach the result), in send and receive order for every place
-``me`` along the mesh axis, with batch axes, under jit and vmap. Plans that use it are
-checked against plans that do not (``fuse_exchanges=False``) and numpy, and their
-compiled HLO holds the collectives their stages call for (tests/hlo.py).
+The kernel is checked against numpy float64 (its DCTs and DSTs against scipy) on
+blocks cut into pieces the way an exchange cuts them: along the transform axis or
+another, with padding (filled with NaN, which must never reach the result), in send and
+receive order for every place ``me`` along the mesh axis, with batch axes, under jit
+and vmap. Plans that use it are checked against plans that do not
+(``fuse_exchanges=False``), numpy and scipy, and their compiled HLO holds the
+collectives their stages call for (tests/hlo.py) and, for DCT/DST plans, one kernel
+pass per stage.
 """
 import jax
 import jax.numpy as jnp
@@ -292,3 +294,219 @@ def test_auto_fusion_shifts_pieces_only_where_the_block_pays_for_it(grid):
             jax.ShapeDtypeStruct(big.in_shape, np.complex64, sharding=big.in_sharding)
         ).compile().as_text())["collective-permute"] == 7
         assert small.collectives()["all-to-all"] == 1
+
+
+# -- DCT and DST passes (kind "r2r") --------------------------------------------------------
+
+R2R_TOL = {np.float32: 1e-6, np.complex64: 1e-6, np.float64: 1e-12, np.complex128: 1e-12}
+
+
+def _scipy_r2r(x, op_args, axis):
+    """scipy's ``dct``/``dst`` (``inverse``: ``idct``/``idst``) in float64; complex ``x``
+    as its real and imaginary parts (scipy 1.17 weights complex input's end points
+    otherwise when ``orthogonalize`` is set)."""
+    import scipy.fft as sf
+    if np.iscomplexobj(x):
+        return _scipy_r2r(x.real, op_args, axis) + 1j * _scipy_r2r(x.imag, op_args, axis)
+    kind, norm, orth, inverse = op_args
+    fn = {("dct", False): sf.dct, ("dct", True): sf.idct, ("dst", False): sf.dst,
+          ("dst", True): sf.idst}[kind[:3], inverse]
+    return fn(x.astype(np.float64), int(kind[3]), axis=axis, norm=norm, orthogonalize=orth)
+
+
+# cut configurations: (shape, transform axis, cut in, cut out); lines contiguous in the
+# input (line-major scratch) or strided (point-major), cut along the axis or another
+R2R_CUTS = [((5, 7, 6), 2, 2, 0), ((9, 4, 3), 0, 0, 1), ((3, 6, 70), 2, 1, 2),
+            ((2, 5, 4), 1, None, 1), ((6, 5), 0, 1, None)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+@pytest.mark.parametrize("kind", ["dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3",
+                                  "dst4"])
+def test_pieces_kernel_r2r_matches_scipy(kind, dtype):
+    """kind "r2r": every type and family, every norm, orthogonalize and inverse (their
+    scale and end-point weights inside the kernel, times an extra ``scale``), real and
+    complex pieces, cut in and out with NaN padding never read and zeros written."""
+    from pfft.engines.r2r import scipy_op
+    case = ["dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4"].index(kind)
+    shape, f, cut_in, cut_out = R2R_CUTS[case % len(R2R_CUTS)]
+    ndim, n = len(shape), shape[f]
+    x = random_array(np.random.default_rng(case), shape, dtype)
+    variants = [(kind, norm, orth, inverse) for norm in ("backward", "ortho", "forward")
+                for orth in (None, True, False) for inverse in (False, True)]
+    p_in, p_out, me_in, me_out = 3, 2, 2, 1
+    ins = [x] if cut_in is None else _cut(x, cut_in, p_in, -1, me_in, np.nan)
+    kw = {}
+    out_shape = list(shape)
+    if cut_in is not None:
+        kw.update(in_split=cut_in - ndim, in_sign=-1, me_in=me_in)
+    if cut_out is not None:
+        out_shape[cut_out] = -(-shape[cut_out] // p_out)
+        kw.update(out_split=cut_out - ndim, out_count=p_out, out_sign=1, me_out=me_out)
+
+    def run(*pieces_in):
+        return [native.fft_pieces(pieces_in, f - ndim, n, kind="r2r",
+                                  op=scipy_op(v[0], n, v[1], v[2], inverse=v[3]),
+                                  out_shape=tuple(out_shape), scale=0.5, **kw)
+                for v in variants]
+
+    for v, got in zip(variants, jax.jit(run)(*ins)):
+        want = 0.5 * _scipy_r2r(x, v, f)
+        wants = [want] if cut_out is None else _cut(want, cut_out, p_out, 1, me_out, np.nan)
+        values, wanted = [], []
+        for g, wnt in zip(got, wants):
+            g = np.asarray(g)
+            assert g.shape == wnt.shape and g.dtype == dtype
+            assert np.all(np.isfinite(g))                   # input padding never read
+            pad = np.isnan(wnt)
+            assert np.all(g[pad] == 0)                      # output padding zeros
+            values.append(g[~pad])
+            wanted.append(wnt[~pad])
+        err = rel_err(np.concatenate(values), np.concatenate(wanted))
+        assert err <= R2R_TOL[dtype], (v, err)
+
+
+def test_pieces_kernel_r2r_rejects_bad_arguments():
+    from pfft.engines.r2r import R2R, scipy_op
+    x = jnp.zeros((4, 4))
+    with pytest.raises(ValueError, match="op"):
+        native.fft_pieces([x], -1, 4, kind="r2r", out_shape=(4, 4))
+    with pytest.raises(ValueError, match="op"):
+        native.fft_pieces([x], -1, 4, kind="copy", op=scipy_op("dct2", 4), out_shape=(4, 4))
+    with pytest.raises(ValueError, match="planned for 5"):
+        native.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 5), out_shape=(4, 4))
+    with pytest.raises(ValueError, match="weights"):
+        native.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 4), weights=[1.0] * 4,
+                          out_shape=(4, 4))
+    with pytest.raises(Exception, match="type must be"):
+        native.fft_pieces([x], -1, 4, kind="r2r", op=R2R("dct", 5, 4), out_shape=(4, 4))
+    with pytest.raises(Exception, match="at least 2 points"):
+        native.fft_pieces([x[:, :1]], -1, 1, kind="r2r", op=R2R("dct", 1, 1),
+                          out_shape=(4, 1))
+
+
+def _r2r_reference(x, kinds, norm, orth, inverse=False):
+    """scipy along every axis of ``x`` (numpy's ``fft`` on "fft" axes)."""
+    for a, k in enumerate(kinds):
+        if k == "fft":
+            fn = np.fft.ifft if inverse else np.fft.fft
+            x = fn(x, axis=a, norm=norm)
+        else:
+            x = _scipy_r2r(x, (k, norm, orth, inverse), a)
+    return x
+
+
+def _kernel_calls(text: str) -> dict[str, int]:
+    """How many custom calls to each pfft kernel a compiled HLO text makes."""
+    return {t: text.count(f'custom_call_target="{t}"') for t in ("pfft_pieces", "pfft_r2r")}
+
+
+def _expected_kernel_calls(plan, reverse: bool) -> tuple[dict[str, int], int]:
+    """The kernel calls of a DCT/DST plan, and how many of its stages are fused.
+
+    A DCT/DST stage next to an exchange of pieces is one pass of the pieces kernel
+    that reads or writes them, any other one ``pfft_r2r`` call; a copy pass of the
+    pieces kernel packs or unpacks only where no DCT/DST stands next to an exchange
+    (the end of the chain, two exchanges in a row)."""
+    from pfft.stages import LocalR2R
+    stages = (plan.chain.reversed() if reverse else plan.chain).stages
+    shifted = plan._shifted(reverse)
+    want, fused_stages = {"pfft_pieces": 0, "pfft_r2r": 0}, 0
+    for i, stage in enumerate(stages):
+        before = stages[i - 1] if i > 0 else None
+        after = stages[i + 1] if i + 1 < len(stages) else None
+        if isinstance(stage, LocalR2R):
+            fused = shifted(before) or shifted(after)
+            want["pfft_pieces" if fused else "pfft_r2r"] += 1
+            fused_stages += fused
+        elif shifted(stage):
+            want["pfft_pieces"] += not isinstance(before, LocalR2R)       # a pack
+            want["pfft_pieces"] += not isinstance(after, LocalR2R) and not shifted(after)
+    return want, fused_stages
+
+
+# per grid: a shape its input pencil divides whose later cuts are uneven, and three
+# plans covering the eight kinds; the (norm, orthogonalize) pairs cycle over the nine
+R2R_GRIDS = {(4,): (8, 10, 9), (2, 2): (6, 10, 9), (2, 4): (8, 12, 6)}
+R2R_PLANS = [("dct1", "dct2", "dct3"), ("dct4", "dst1", "dst2"), ("dst3", "dst4", "dct2")]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("grid", list(R2R_GRIDS))
+def test_fused_r2r_plans_match_scipy_and_compile_to_pieces(grid, dtype):
+    """Every type and family on slab and pencil grids with uneven cuts, forward and
+    backward (the inverse flag: ``op^-T``), every norm and orthogonalize over the cases:
+    against scipy; the compiled HLO holds the planned collective permutes, no
+    all-to-all or all-gather, and one kernel pass per DCT/DST stage (those next to an
+    exchange are pieces passes: no pack or unpack copies)."""
+    shape = R2R_GRIDS[grid]
+    mesh = pfft.make_mesh(grid)
+    pairs = [(n, o) for n in ("backward", "ortho", "forward") for o in (None, True, False)]
+    for i, kinds in enumerate(R2R_PLANS):
+        norm, orth = pairs[3 * list(R2R_GRIDS).index(grid) + i]
+        plan = pfft.plan(shape, dtype, mesh, kinds=kinds, norm=norm, orthogonalize=orth,
+                         fuse_exchanges=True)
+        x = np.random.default_rng(i).standard_normal(shape).astype(dtype)
+        xs = jax.device_put(x, plan.in_sharding)
+        forward = jax.jit(plan.forward).lower(xs).compile()
+        text = forward.as_text()
+        assert count_collectives(text) == _expected_collectives(plan, True)
+        want, fused = _expected_kernel_calls(plan, False)
+        assert _kernel_calls(text) == want and fused >= 2
+        y = forward(xs)
+        assert y.dtype == dtype
+        assert rel_err(y, _r2r_reference(x, kinds, norm, orth)) <= R2R_TOL[dtype]
+        backward = jax.jit(plan.backward).lower(y).compile()
+        text = backward.as_text()
+        assert count_collectives(text) == _expected_collectives(plan, True, reverse=True)
+        want, fused = _expected_kernel_calls(plan, True)
+        assert _kernel_calls(text) == want and fused >= 2
+        assert rel_err(backward(y), x) <= R2R_TOL[dtype]
+        back = backward(jax.device_put(x, plan.out_sharding))
+        assert rel_err(back, _r2r_reference(x, kinds, norm, orth, inverse=True)) \
+            <= R2R_TOL[dtype]
+
+
+@pytest.mark.parametrize("grid", [(4,), (2, 2)])
+def test_fused_r2r_plans_on_complex_data_match_numpy_and_scipy(grid):
+    """A mixed plan carries complex data through its DCT/DST axes: pieces passes
+    transform the real and imaginary parts (next to an exchange or not); forward and
+    backward against numpy/scipy."""
+    shape = (8, 6, 10)
+    kinds = ("fft", "dct2", "dst3")
+    mesh = pfft.make_mesh(grid)
+    plan = pfft.plan(shape, np.complex128, mesh, kinds=kinds, norm="ortho",
+                     fuse_exchanges=True)
+    x = random_array(np.random.default_rng(5), shape, np.complex128)
+    xs = jax.device_put(x, plan.in_sharding)
+    y = jax.jit(plan.forward)(xs)
+    _, fused = _expected_kernel_calls(plan, False)
+    got = _kernel_calls(jax.jit(plan.forward).lower(xs).compile().as_text())
+    # complex DCT/DST stages are all pieces passes (native.r2r runs complex data so too)
+    assert got["pfft_r2r"] == 0 and fused >= 1
+    assert rel_err(y, _r2r_reference(x, kinds, "ortho", None)) <= 1e-12
+    assert rel_err(jax.jit(plan.backward)(y), x) <= 1e-12
+
+
+@pytest.mark.parametrize("grid", [(4,), (2, 2)])
+def test_fused_r2r_gradients_match_dense_matrices(grid):
+    """``jax.grad`` through DCT/DST plans on the pieces path (the transposed chain, its
+    stages' ``R2R.transposed`` maps) against the dense matrices' transposes, forward and
+    backward plans."""
+    from pfft.engines.r2r import scipy_op
+    shape = (8, 6, 5)
+    mesh = pfft.make_mesh(grid)
+    rng = np.random.default_rng(7)
+    x, wt = rng.standard_normal(shape), rng.standard_normal(shape)
+    for kinds, norm, orth in [(("dct2", "dst1", "dct3"), "ortho", None),
+                              (("dst2", "dct1", "dst4"), "backward", True)]:
+        plan = pfft.plan(shape, np.float64, mesh, kinds=kinds, norm=norm, orthogonalize=orth,
+                         fuse_exchanges=True)
+        mats = [scipy_op(k, n, norm, orth).matrix() for k, n in zip(kinds, shape)]
+        xs = jax.device_put(x, plan.in_sharding)
+        g = jax.jit(jax.grad(lambda a: jnp.sum(plan.forward(a) * wt)))(xs)
+        assert rel_err(g, np.einsum("ia,jb,kc,ijk->abc", *mats, wt)) <= 1e-12
+        inv = [np.linalg.inv(m) for m in mats]
+        ys = jax.device_put(x, plan.out_sharding)
+        g = jax.jit(jax.grad(lambda a: jnp.sum(plan.backward(a) * wt)))(ys)
+        assert rel_err(g, np.einsum("ia,jb,kc,ijk->abc", *inv, wt)) <= 1e-12

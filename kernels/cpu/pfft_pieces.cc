@@ -3,8 +3,10 @@
 //
 //   PfftPieces  one axis of a logical block that arrives as p_in pieces and leaves
 //               as p_out pieces, transformed on the way: kind "c2c", "r2c" (real n
-//               points -> n/2+1 bins), "c2r" (n/2+1 bins -> n real points), or "copy"
-//               (no transform: the packing or unpacking alone, real or complex)
+//               points -> n/2+1 bins), "c2r" (n/2+1 bins -> n real points), "r2r" (a
+//               DCT or DST, n points -> n points: real, or complex as its real and
+//               imaginary parts), or "copy" (no transform: the packing or unpacking
+//               alone, real or complex)
 //
 // The logical block (rank r, leading batch dimensions allowed) is cut into equal
 // chunks along one axis on each side. Every piece is a row-major array of the
@@ -19,17 +21,25 @@
 //
 // Operands: me (int32[2]), then the input pieces.
 // Attributes:
-//   weights    float64 array: empty, or one factor per bin of the complex side,
-//              applied after an r2c and before a c2r or c2c
-//   kind       "c2c", "r2c", "c2r" or "copy"
+//   weights    float64 array: empty, or for c2c, r2c and c2r one factor per bin of
+//              the complex side, applied after an r2c and before a c2r or c2c; for
+//              r2r the end-point weights [pre_first, pre_last, post_first,
+//              post_last]: the first and last input points are multiplied by the
+//              pre pair before the transform, the first and last output points by
+//              the post pair after it (n = 1: the one point takes both of a pair)
+//   kind       "c2c", "r2c", "c2r", "r2r" or "copy"
+//   type       int64, r2r only: the DCT/DST type, 1-4 (scipy's unnormalised
+//              definitions: DUCC's dct/dst with ortho=false); ignored otherwise
+//   sine       bool, r2r only: true for a DST, false for a DCT; ignored otherwise
 //   axis       int64, the transform axis, negative (from the end)
-//   n          int64, transform length (real points for r2c/c2r; points copied for
-//              copy); pieces may hold more along `axis` (padding): extra input
+//   n          int64, transform length (real points for r2c/c2r/r2r; points copied
+//              for copy); pieces may hold more along `axis` (padding): extra input
 //              points are ignored, extra output points written as 0
 //   in_split, out_split   int64, negative axis each side is cut along (ignored
 //              when that side has one piece)
 //   in_sign, out_sign     int64, +1, -1 or 0 as above
-//   forward, scale, nthreads   as PfftC2C (unnormalised; scale fused)
+//   forward, scale, nthreads   as PfftC2C (unnormalised; scale fused; forward is
+//              ignored by r2r and copy)
 // Along any other axis the output holds as much as the input; output points past
 // the input's extent (padding of an axis about to be split) are written as 0.
 //
@@ -38,7 +48,9 @@
 // reads use whole cache lines; $PFFT_PIECES_BATCH overrides, up to 64), gathered from
 // the input pieces into a scratch block, transformed there by DUCC (vectorised across
 // the batch) and scattered to the output pieces. Each element is read once and written
-// once. The output buffers get huge-page advice (huge_pages.h).
+// once. The output buffers get huge-page advice (huge_pages.h). An r2r pass on complex
+// pieces views each complex line as two real lines (the scratch block as a real array
+// with a trailing axis of 2), so DUCC transforms both parts in the same call.
 
 #include <algorithm>
 #include <complex>
@@ -120,16 +132,24 @@ ffi::Error MakeSide(const std::vector<ffi::AnyBuffer> &bufs, int64_t split, int6
   return ffi::Error::Success();
 }
 
-enum class Mode { kC2C, kR2C, kC2R, kCopy };
+enum class Mode { kC2C, kR2C, kC2R, kR2R, kCopy };
+
+// The transform of an r2r pass: DUCC's DCT (sine false) or DST of type 1-4.
+struct R2RSpec {
+  int type = 0;
+  bool sine = false;
+};
 
 // One pass over the block: gather lines from the input pieces, transform (or not),
 // scatter to the output pieces. Tin/Tout are the element types of each side; lines
-// hold n_in points in and n_out out (c2c, copy: equal; r2c: n -> n/2+1; c2r: n/2+1
-// -> n). `weights` (length n_out for r2c, n_in otherwise, or empty) multiply the bins
-// of the complex side: after an r2c, before a c2r or c2c.
+// hold n_in points in and n_out out (c2c, copy, r2r: equal; r2c: n -> n/2+1; c2r:
+// n/2+1 -> n). `weights` (length n_out for r2c, n_in for c2r and c2c, or empty)
+// multiply the bins of the complex side: after an r2c, before a c2r or c2c; for r2r
+// they are the four end-point weights (or empty).
 template <typename T, typename Tin, typename Tout>
 void Run(const Side &in, const Side &out, size_t f, Mode mode, size_t n_in, size_t n_out,
-         bool forward, double scale, const std::vector<double> &weights, size_t nthreads) {
+         bool forward, double scale, const std::vector<double> &weights, R2RSpec r2r,
+         size_t nthreads) {
   using C = std::complex<T>;
   const size_t r = in.dims.size();
   // extents of the logical block, and the axes lines run over
@@ -241,7 +261,34 @@ void Run(const Side &in, const Side &out, size_t f, Mode mode, size_t n_in, size
           }
         }
         // transform
-        if (nv > 0 && mode != Mode::kCopy) {
+        if (nv > 0 && mode == Mode::kR2R) {
+          if constexpr (std::is_same<Tin, Tout>::value) {
+            if (!weights.empty())
+              for (size_t b = 0; b < nv; ++b) {
+                in_at(b, 0) *= static_cast<T>(weights[0]);
+                in_at(b, n_in - 1) *= static_cast<T>(weights[1]);
+              }
+            // a complex line is two real lines: the scratch as a real array with a
+            // trailing axis of 2 (of 1 for real data)
+            constexpr size_t parts = sizeof(Tin) / sizeof(T);
+            const size_t ax = line_major ? 1 : 0;
+            auto shape = line_major ? ducc0::fmav_info::shape_t{nv, n_in, parts}
+                                    : ducc0::fmav_info::shape_t{n_in, nv, parts};
+            ducc0::fmav_info::stride_t str{ptrdiff_t(ldi * parts), ptrdiff_t(parts), 1};
+            T *raw = reinterpret_cast<T *>(bin.data());
+            ducc0::cfmav<T> src(raw, shape, str);
+            ducc0::vfmav<T> dst(raw, shape, str);
+            if (r2r.sine)
+              ducc0::dst(src, dst, {ax}, r2r.type, static_cast<T>(scale), false, 1);
+            else
+              ducc0::dct(src, dst, {ax}, r2r.type, static_cast<T>(scale), false, 1);
+            if (!weights.empty())
+              for (size_t b = 0; b < nv; ++b) {
+                out_at(b, 0) *= static_cast<T>(weights[2]);
+                out_at(b, n_out - 1) *= static_cast<T>(weights[3]);
+              }
+          }
+        } else if (nv > 0 && mode != Mode::kCopy) {
           if (!weights.empty() && mode != Mode::kR2C)
             for (size_t b = 0; b < nv; ++b)
               for (size_t t = 0; t < n_in; ++t) in_at(b, t) *= static_cast<T>(weights[t]);
@@ -310,7 +357,7 @@ void Run(const Side &in, const Side &out, size_t f, Mode mode, size_t n_in, size
 
 ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
                       ffi::RemainingRets rets, ffi::Span<const double> weights,
-                      std::string_view kind,
+                      std::string_view kind, int64_t type, bool sine,
                       int64_t axis, int64_t n, int64_t in_split, int64_t in_sign,
                       int64_t out_split, int64_t out_sign, bool forward, double scale,
                       int64_t nthreads) {
@@ -334,8 +381,20 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   if (kind == "c2c") mode = Mode::kC2C;
   else if (kind == "r2c") mode = Mode::kR2C;
   else if (kind == "c2r") mode = Mode::kC2R;
+  else if (kind == "r2r") mode = Mode::kR2R;
   else if (kind == "copy") mode = Mode::kCopy;
-  else return ffi::Error::InvalidArgument("pfft pieces: kind must be c2c, r2c, c2r or copy");
+  else
+    return ffi::Error::InvalidArgument(
+        "pfft pieces: kind must be c2c, r2c, c2r, r2r or copy");
+  R2RSpec r2r;
+  if (mode == Mode::kR2R) {
+    if (type < 1 || type > 4)
+      return ffi::Error::InvalidArgument("pfft pieces: r2r type must be 1, 2, 3 or 4");
+    if (type == 1 && !sine && n < 2)
+      return ffi::Error::InvalidArgument("pfft pieces: a DCT-I needs at least 2 points");
+    r2r.type = static_cast<int>(type);
+    r2r.sine = sine;
+  }
   Side in, out;
   if (auto e = MakeSide(ins, in_split, in_sign, mev[0], in, "input"); e.failure()) return e;
   if (auto e = MakeSide(outs, out_split, out_sign, mev[1], out, "output"); e.failure())
@@ -352,41 +411,47 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   if (n < 1 || n_in > in.total(fa) || n_out > out.total(fa))
     return ffi::Error::InvalidArgument("pfft pieces: n exceeds the pieces along the axis");
   std::vector<double> w(weights.begin(), weights.end());
-  if (!w.empty() && (mode == Mode::kCopy || w.size() != (mode == Mode::kR2C ? n_out : n_in)))
+  if (mode == Mode::kR2R && !w.empty() && w.size() != 4)
+    return ffi::Error::InvalidArgument(
+        "pfft pieces: r2r weights must be [pre_first, pre_last, post_first, post_last]");
+  if (mode != Mode::kR2R && !w.empty() &&
+      (mode == Mode::kCopy || w.size() != (mode == Mode::kR2C ? n_out : n_in)))
     return ffi::Error::InvalidArgument("pfft pieces: weights must have one entry per bin");
   auto ti = ins[0].element_type(), to = outs[0].element_type();
   using ffi::DataType;
-  bool c2c_like = mode == Mode::kC2C || mode == Mode::kCopy;
+  bool c2c_like = mode == Mode::kC2C || mode == Mode::kCopy || mode == Mode::kR2R;
+  bool same_real = mode == Mode::kCopy || mode == Mode::kR2R;
   size_t nt = static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
   for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
   try {
     if (c2c_like && ti == DataType::C64 && to == DataType::C64)
       Run<float, std::complex<float>, std::complex<float>>(in, out, fa, mode, n_in, n_out,
-                                                           forward, scale, w, nt);
+                                                           forward, scale, w, r2r, nt);
     else if (c2c_like && ti == DataType::C128 && to == DataType::C128)
       Run<double, std::complex<double>, std::complex<double>>(in, out, fa, mode, n_in, n_out,
-                                                              forward, scale, w, nt);
-    else if (mode == Mode::kCopy && ti == DataType::F32 && to == DataType::F32)
-      Run<float, float, float>(in, out, fa, mode, n_in, n_out, forward, scale, w, nt);
-    else if (mode == Mode::kCopy && ti == DataType::F64 && to == DataType::F64)
-      Run<double, double, double>(in, out, fa, mode, n_in, n_out, forward, scale, w, nt);
+                                                              forward, scale, w, r2r, nt);
+    else if (same_real && ti == DataType::F32 && to == DataType::F32)
+      Run<float, float, float>(in, out, fa, mode, n_in, n_out, forward, scale, w, r2r, nt);
+    else if (same_real && ti == DataType::F64 && to == DataType::F64)
+      Run<double, double, double>(in, out, fa, mode, n_in, n_out, forward, scale, w, r2r,
+                                  nt);
     else if (mode == Mode::kR2C && ti == DataType::F32 && to == DataType::C64)
       Run<float, float, std::complex<float>>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                             w, nt);
+                                             w, r2r, nt);
     else if (mode == Mode::kR2C && ti == DataType::F64 && to == DataType::C128)
       Run<double, double, std::complex<double>>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                                w, nt);
+                                                w, r2r, nt);
     else if (mode == Mode::kC2R && ti == DataType::C64 && to == DataType::F32)
       Run<float, std::complex<float>, float>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                             w, nt);
+                                             w, r2r, nt);
     else if (mode == Mode::kC2R && ti == DataType::C128 && to == DataType::F64)
       Run<double, std::complex<double>, double>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                                w, nt);
+                                                w, r2r, nt);
     else
       return ffi::Error::InvalidArgument(
           "pfft pieces: element types do not fit the kind (c2c: complex64 or complex128 "
-          "both sides; copy: the same type both sides; r2c: float -> complex; c2r: "
-          "complex -> float)");
+          "both sides; copy and r2r: the same type both sides; r2c: float -> complex; "
+          "c2r: complex -> float)");
   } catch (const std::exception &e) {
     return ffi::Error::Internal(std::string("pfft pieces: ") + e.what());
   }
@@ -403,6 +468,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPieces, PiecesImpl,
                                   .RemainingRets()
                                   .Attr<ffi::Span<const double>>("weights")
                                   .Attr<std::string_view>("kind")
+                                  .Attr<int64_t>("type")
+                                  .Attr<bool>("sine")
                                   .Attr<int64_t>("axis")
                                   .Attr<int64_t>("n")
                                   .Attr<int64_t>("in_split")

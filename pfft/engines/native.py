@@ -307,18 +307,20 @@ def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None) -> jax.Arra
 
     The scale is fused into DUCC's transform; the end-point weights (orthogonalize,
     and those of inverses and transposes) multiply one slice each, before and after.
-    Complex ``x`` is transformed as its real and imaginary parts (as scipy does).
+    Complex ``x`` is transformed as its real and imaginary parts (as scipy does), in
+    one pass of the pieces kernel (:func:`fft_pieces`, weights fused too).
     Not differentiable by itself: pfft's primitive differentiates the plan.
     """
     x = jnp.asarray(x)
-    if jnp.iscomplexobj(x):
-        return (r2r(x.real, op, axis, nthreads=nthreads)
-                + 1j * r2r(x.imag, op, axis, nthreads=nthreads))
-    if np.dtype(x.dtype) != np.float64:
-        x = x.astype(np.float32)
     axis = operator.index(axis) % x.ndim
     if x.shape[axis] != op.n:
         raise ValueError(f"r2r: {op.kind} planned for {op.n} points got {x.shape[axis]}")
+    if jnp.iscomplexobj(x):
+        x = x.astype(_complex_dtype(x.dtype))
+        return fft_pieces([x], axis - x.ndim, op.n, kind="r2r", op=op, out_shape=x.shape,
+                          nthreads=nthreads)[0]
+    if np.dtype(x.dtype) != np.float64:
+        x = x.astype(np.float32)
     x = _endpoints(x, op.pre, axis)
     loaded, why = _kernels.load("cpu")
     if not loaded:
@@ -339,9 +341,9 @@ def pieces_available(platform: str | None = None) -> bool:
 def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c2c",
                in_split: int = -1, in_sign: int = 0, me_in=0, out_shape: Sequence[int],
                out_count: int = 1, out_split: int = -1, out_sign: int = 0, me_out=0,
-               inverse: bool = False, scale: float = 1.0, weights=None,
+               inverse: bool = False, scale: float = 1.0, weights=None, op=None,
                nthreads: int | None = None) -> list[jax.Array]:
-    """FFT along ``axis`` of a block given as pieces, written as pieces (CPU).
+    """FFT (or DCT/DST) along ``axis`` of a block given as pieces, written as pieces (CPU).
 
     The logical block is cut into equal chunks along ``in_split`` (input) and
     ``out_split`` (output); piece ``k`` of a side holds chunk ``(me + sign*k) % count``
@@ -355,13 +357,14 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
     Parameters
     ----------
     pieces : sequence of arrays
-        Pieces of one shape: complex for ``kind`` "c2c", "c2r" and "copy", real for "r2c".
+        Pieces of one shape: complex for ``kind`` "c2c" and "c2r", real for "r2c",
+        real or complex for "r2r" and "copy" (the output has the input's type).
     axis, in_split, out_split : int
         Negative axes (counted from the end, so leading batch axes are free).
     n : int
         Transform length: complex points (c2c), real points (r2c: ``n//2 + 1`` bins
-        out; c2r: ``n//2 + 1`` bins in), or points copied ("copy", no transform;
-        ``scale`` still applies).
+        out; c2r: ``n//2 + 1`` bins in; r2r: ``n`` points each side, ``op.n``), or
+        points copied ("copy", no transform; ``scale`` still applies).
     me_in, me_out : int or int32 scalar array
         This device's place along the mesh axis of each side (``lax.axis_index``).
     out_shape : sequence of int
@@ -369,6 +372,10 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
     weights : sequence of ``n//2 + 1`` floats, optional (static)
         Per-bin factors on the complex side of a real transform (after r2c, before
         c2r): the Hermitian weights of a transposed real transform.
+    op : :class:`pfft.engines.r2r.R2R`, required for (and only for) ``kind="r2r"``
+        The DCT/DST: its family, type, scale (times ``scale``) and end-point
+        weights run inside the kernel; complex pieces go through it as their real
+        and imaginary parts. ``inverse`` plays no part (``op`` is the map).
 
     Returns
     -------
@@ -379,8 +386,19 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
     pieces = [jnp.asarray(p) for p in pieces]
     if not pieces_available():
         raise RuntimeError(f"pfft fft_pieces needs the CPU kernels: {unavailable_reason('cpu')}")
-    if kind not in ("c2c", "r2c", "c2r", "copy"):
-        raise ValueError(f"kind must be 'c2c', 'r2c', 'c2r' or 'copy', got {kind!r}")
+    if kind not in ("c2c", "r2c", "c2r", "r2r", "copy"):
+        raise ValueError(f"kind must be 'c2c', 'r2c', 'c2r', 'r2r' or 'copy', got {kind!r}")
+    if (op is not None) != (kind == "r2r"):
+        raise ValueError("fft_pieces: op (an R2R) goes with kind='r2r', and only with it")
+    r2r_type, sine = 0, False
+    if op is not None:
+        if weights is not None:
+            raise ValueError("fft_pieces: kind='r2r' takes its weights from op")
+        if op.n != n:
+            raise ValueError(f"fft_pieces: {op.kind} planned for {op.n} points, n={n}")
+        r2r_type, sine, scale = op.type, op.family == "dst", scale * op.scale
+        if op.pre != (1.0, 1.0) or op.post != (1.0, 1.0):
+            weights = op.pre + op.post          # [pre_first, pre_last, post_first, post_last]
     x = pieces[0]
     wide = np.dtype(x.dtype) in (np.float64, np.complex128)
     out_dtype = {"r2c": np.complex128 if wide else np.complex64,
@@ -389,7 +407,8 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
     me = jnp.stack([jnp.asarray(me_in, jnp.int32), jnp.asarray(me_out, jnp.int32)])
     w = np.zeros(0) if weights is None else np.asarray(weights, np.float64).ravel()
     call = jax.ffi.ffi_call("pfft_pieces", [result] * out_count, vmap_method="broadcast_all")
-    out = call(me, *pieces, weights=w, kind=kind, axis=np.int64(axis), n=np.int64(n),
+    out = call(me, *pieces, weights=w, kind=kind, type=np.int64(r2r_type), sine=bool(sine),
+               axis=np.int64(axis), n=np.int64(n),
                in_split=np.int64(in_split), in_sign=np.int64(in_sign),
                out_split=np.int64(out_split), out_sign=np.int64(out_sign),
                forward=not inverse, scale=np.float64(scale),
