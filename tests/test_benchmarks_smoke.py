@@ -6,6 +6,7 @@ loaded machine is not a test's business (subprocess timeouts only guard against 
 import csv
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -187,3 +188,56 @@ def test_r2r_benchmark_tiny(tmp_path):
         assert 0 < float(rows[0][key]) < math.inf, key
     assert (tmp_path / "r2r.png").stat().st_size > 1000
     assert "**dctn / rfftn**" in proc.stdout
+
+
+def _mpirun_or_skip():
+    """mpirun next to the Python, else skip (mpi4py and mpi4jax too)."""
+    import importlib.util
+    mpirun = os.path.join(os.path.dirname(sys.executable), "mpirun")
+    if not all(importlib.util.find_spec(m) for m in ("mpi4py", "mpi4jax")) or \
+            not os.path.exists(mpirun):
+        pytest.skip("needs mpi4py, mpi4jax and mpirun next to the Python (`make install`)")
+    return mpirun
+
+
+def _mpi_vs_mpi4pyfft(mpirun, *args, **env):
+    return subprocess.run([mpirun, "-n", "4", sys.executable, "-m", "benchmarks.mpi_vs_mpi4pyfft",
+                           *args], cwd=ROOT,
+                          env=_env_without_simulated_devices(MPI4JAX_NO_WARN_JAX_VERSION="1",
+                                                              OMP_NUM_THREADS="1", **env),
+                          capture_output=True, text=True, timeout=300, start_new_session=True)
+
+
+@pytest.mark.parametrize("grid", ["2x2", "1x4"])
+def test_mpi_vs_mpi4pyfft_dctn_tiny(grid):
+    """`mpirun -n 4 python -m benchmarks.mpi_vs_mpi4pyfft --transform dctn` at 16³ (`make
+    bench-mpi`'s second line): both libraries equal scipy.fft.dctn, every time is positive."""
+    mpirun = _mpirun_or_skip()
+    try:
+        import mpi4py_fft  # noqa: F401
+    except ImportError as e:
+        pytest.skip(f"mpi4py-fft is bench-only ({e}; it builds against FFTW: apt-get install "
+                    f"-y libfftw3-dev, then pip install mpi4py-fft)")
+    proc = _mpi_vs_mpi4pyfft(mpirun, "--transform", "dctn", "--grid", grid, "--sizes", "16",
+                             "--dtypes", "float64", "--repeats", "2", "--check-size", "8")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    check = re.search(r"# check 8\^3 float64 \S+: .* pfft\.mpi ([\d.e+-]+), mpi4py-fft ([\d.e+-]+)",
+                      out)
+    assert check and max(float(check[1]), float(check[2])) < 1e-14, out   # measured 4e-16
+    row = next(line for line in out.splitlines() if line.startswith(f"| 16³ | float64 | {grid} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    for cell in cells[3:7]:                         # pfft.mpi, mpi4py-fft, ratio, scipy
+        assert 0 < float(cell) < math.inf, row
+    assert max(float(e) for e in cells[7].split("/")) < 1e-14, row
+
+
+def test_mpi_vs_mpi4pyfft_without_mpi4pyfft(tmp_path):
+    """Without mpi4py-fft (as in CI) the benchmark says how to install it and exits 0, so
+    `make bench-mpi` still runs."""
+    mpirun = _mpirun_or_skip()
+    (tmp_path / "mpi4py_fft.py").write_text("raise ImportError('mpi4py_fft hidden by the test')\n")
+    proc = _mpi_vs_mpi4pyfft(mpirun, "--transform", "dctn", PYTHONPATH=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "mpi4py-fft not installed: apt-get install -y libfftw3-dev" in proc.stdout
+    assert "pip install mpi4py-fft" in proc.stdout
