@@ -72,8 +72,9 @@ def _r2r(path):
     for r in rows:
         r["size"] = int(r["size"])
     r2r.plot(rows, str(path), note=(
-        f"{CPU_BOX}, load 1.4, 2026-11-23. python -m benchmarks.r2r --sizes 128 256 "
-        "--dtypes float64 float32 --grids 2x2 1x4 --repeats 5 (docs/data/r2r.csv)."))
+        f"{CPU_BOX}, load 0.9, 2026-11-23 (session 9: DCTs fused into the pieces kernel). "
+        "python -m benchmarks.r2r --sizes 128 256 --dtypes float64 float32 --grids 2x2 1x4 "
+        "--repeats 7 (docs/data/r2r.csv)."))
 
 
 def _suite(path):
