@@ -241,3 +241,25 @@ def test_mpi_vs_mpi4pyfft_without_mpi4pyfft(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "mpi4py-fft not installed: apt-get install -y libfftw3-dev" in proc.stdout
     assert "pip install mpi4py-fft" in proc.stdout
+
+
+def test_split_fft_benchmark_tiny(tmp_path):
+    """`python -m benchmarks.split_fft --plot` at 2^12 points on 4 and 2x4 devices: the
+    six-step transform compiles to three all-to-alls, agrees with numpy, and every time
+    is positive."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.split_fft", "--log2", "12",
+                           "--grids", "4", "2x4", "--repeats", "2", "--plot",
+                           "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "split_fft.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["grid"] for r in rows] == ["4", "2x4"]
+    for r in rows:
+        assert r["pfft_collectives"] == "3 all-to-all", r
+        assert float(r["error"]) <= 1e-6, r
+        for key in ("one_ms", "pfft_ms", "jnp_ms", "pfft_over_one"):
+            assert 0 < float(r[key]) < math.inf, (key, r)
+    assert (tmp_path / "split_fft.png").stat().st_size > 1000
+    assert "**pfft / 1 device**" in proc.stdout
