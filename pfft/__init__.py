@@ -13,8 +13,8 @@ from .layout import Layout
 from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
 from .r2r import dctn, dstn, idctn, idstn
 from .tuning import forget_wisdom, load_wisdom, save_wisdom, tune
-from .toolkit import (fftfreq, fftshift, halo_exchange, halo_reduce, ifftshift, rfftfreq,
-                      spectral)
+from .toolkit import (fftfreq, fftshift, from_host, halo_exchange, halo_reduce, ifftshift,
+                      rfftfreq, spectral, to_host)
 
 __version__ = "0.1.0"
 
@@ -24,4 +24,5 @@ __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "
            "make_mesh", "dims_create", "plan", "Plan",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
            "tune", "save_wisdom", "load_wisdom", "forget_wisdom",
-           "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral", "show_config"]
+           "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral", "show_config",
+           "from_host", "to_host"]

@@ -426,3 +426,17 @@ def test_half_spectrum_path_matches_the_full_one(monkeypatch):
     for want, got in zip(full, results()):
         assert got.shape == want.shape
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-12, rtol=1e-12)
+
+
+def test_from_host_and_to_host_in_one_process():
+    """pfft.from_host places a host array block by block on a sharding (the same values,
+    that sharding); pfft.to_host brings sharded, replicated and numpy values back.
+    Across processes both are run by tests/test_multiprocess.py (the applications)."""
+    mesh = pfft.make_mesh((2, 4))
+    a = np.arange(8 * 4 * 6, dtype=np.float32).reshape(8, 4, 6)
+    sharding = NamedSharding(mesh, P("x", "y", None))
+    x = pfft.from_host(a, sharding)
+    assert x.sharding == sharding and np.array_equal(np.asarray(x), a)
+    for v in (x, jax.device_put(a, NamedSharding(mesh, P())), a, jnp.float32(2.5)):
+        got = pfft.to_host(v)
+        assert isinstance(got, np.ndarray) and np.array_equal(got, np.asarray(v))

@@ -62,7 +62,7 @@ def pfft_transforms(n: int, mesh, dtype=np.float64, padding: float = 1.0) -> Tra
         return tuple(k[0].astype(dtype) for k in plan.wavenumbers(1.0 / n))
 
     return Transforms(plan.forward, plan.backward, wavenumbers,
-                      lambda a: place_global(a, plan.in_sharding), plan.in_shape[1],
+                      lambda a: pfft.from_host(a, plan.in_sharding), plan.in_shape[1],
                       truncate=padding < 1.5)
 
 
@@ -88,13 +88,6 @@ def mpi_transforms(n: int, grid, dtype=np.float64, padding: float = 1.0) -> Tran
     return Transforms(plan.forward, plan.backward, wavenumbers,
                       lambda a: jnp.asarray(a[plan.local_in_slices]), points,
                       truncate=padding < 1.5, average=average)
-
-
-def place_global(a: np.ndarray, sharding) -> jax.Array:
-    """A host array (the same on every process) as a global array of ``sharding``: each
-    process puts only its own devices' blocks (also across processes under
-    ``jax.distributed``)."""
-    return jax.make_array_from_callback(a.shape, sharding, lambda index: a[index])
 
 
 def taylor_green(n: int, dtype=np.float64) -> np.ndarray:

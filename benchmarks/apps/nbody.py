@@ -68,7 +68,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from . import particle_mesh as pmlib  # noqa: E402
-from .particle_mesh import to_host  # noqa: E402
+from pfft import to_host  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 

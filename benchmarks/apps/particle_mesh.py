@@ -76,8 +76,8 @@ and reading code and can be compared step for step.
 It also runs as one JAX program over several processes (``jax.distributed``, a mesh
 spanning every process's devices): nothing global is closed over in ``jit`` (the
 wavenumbers are made inside the traced functions), host fields are placed block by
-block (:meth:`ParticleMesh.put_field`) and :func:`to_host` brings replicated scalars
-and small gathered arrays to the host.
+block (:meth:`ParticleMesh.put_field`, ``pfft.from_host``) and ``pfft.to_host`` brings
+replicated scalars and small gathered arrays to the host.
 """
 from __future__ import annotations
 
@@ -89,6 +89,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
+
+import pfft
 
 KERNELS = ("fd4", "ik")
 
@@ -168,8 +170,6 @@ class ParticleMesh:
             self.field_sharding = self.particle_sharding = None
             self._spec = None
         else:
-            import pfft
-
             plan = pfft.plan((n, n, n), self.dtype, mesh, kind="r2c")
             # the three force components go back in one batched transform: its spectrum
             # is the scalar plan's with a batch axis in front
@@ -191,15 +191,14 @@ class ParticleMesh:
         """A numpy or jax field of shape ``(n, n, n)``, placed as the solver holds fields.
 
         On a mesh a host array (the same in every process) is placed block by block
-        (``jax.make_array_from_callback``: each process puts only its own devices'
-        blocks, also across processes under ``jax.distributed``); a jax array is
-        converted and resharded where it is."""
+        (``pfft.from_host``: each process puts only its own devices' blocks, also
+        across processes under ``jax.distributed``); a jax array is converted and
+        resharded where it is."""
         if self.field_sharding is None:
             return jax.device_put(np.asarray(x, self.dtype), jax.local_devices()[0])
         if isinstance(x, jax.Array):
             return jax.device_put(x.astype(self.dtype), self.field_sharding)
-        a = np.asarray(x, self.dtype)
-        return jax.make_array_from_callback(a.shape, self.field_sharding, lambda i: a[i])
+        return pfft.from_host(np.asarray(x, self.dtype), self.field_sharding)
 
     def _per_block(self, fn, in_specs, out_specs):
         if self.mesh is None:
@@ -213,15 +212,11 @@ class ParticleMesh:
         h = self.halo
         ext = self._per_block(functools.partial(_paint_block, halo=h, dtype=self.dtype),
                               self._particle_spec, self._spec)(s)
-        import pfft
-
         return pfft.halo_reduce(ext, (h, h, h), mesh=self.mesh, spec=self._spec)
 
     def read(self, fields, s):
         """Cloud-in-cell interpolation of ``fields`` (shape ``(c, n, n, n)``) at the
         particles: shape ``(c, n, n, n)``, sharded like the particles."""
-        import pfft
-
         h = self.halo
         ext = pfft.halo_exchange(fields, (0, h, h, h), mesh=self.mesh,
                                  spec=self._particle_spec)
@@ -270,8 +265,6 @@ class ParticleMesh:
     def linear_field(self, key, power: Callable):
         """The linear density contrast at ``a = 1`` on the mesh (``pfft.spectral``'s
         Gaussian random field with spectrum ``power(k)``, k in h/Mpc)."""
-        import pfft
-
         return pfft.spectral.gaussian_random_field(key, (self.n,) * 3, power, self.mesh,
                                                    d=self.box / self.n, dtype=self.dtype)
 
@@ -314,7 +307,7 @@ class ParticleMesh:
             If it reached the halo width less half a cell (the particles start at cell
             centres): painting and reading were then incomplete.
         """
-        m = float(to_host(state.max_disp))
+        m = float(pfft.to_host(state.max_disp))
         if m >= self.halo - 0.5:
             raise RuntimeError(f"a particle moved {m:.2f} cells from its lattice point, beyond "
                                f"the halo of {self.halo} cells: rerun with a wider --halo")
@@ -327,8 +320,6 @@ class ParticleMesh:
     def power_spectrum(self, delta, kf_bins=(0.5, 1.5, 2.5, 3.5, 4.5)):
         """``pfft.spectral.power_spectrum`` of ``delta`` in bins given in units of the
         fundamental ``k_f = 2π/box`` (or the bin edges in h/Mpc, if more than 5)."""
-        import pfft
-
         edges = np.asarray(kf_bins, float) * 2 * np.pi / self.box
         return pfft.spectral.power_spectrum(delta, bins=edges, d=self.box / self.n,
                                             mesh=self.mesh)
@@ -380,20 +371,6 @@ def linear_growth_on_the_mesh(n: int, box: float, power: Callable, a0: float, a:
         m = (kphys >= lo) & (kphys < hi)
         out.append((ratio * weight)[m].sum() / weight[m].sum() if m.any() else np.nan)
     return np.array(out)
-
-
-def to_host(x) -> np.ndarray:
-    """The value of ``x`` on this host, also where ``jax.distributed`` makes some of its
-    devices other processes': a replicated array's own copy, else the blocks of every
-    process gathered (``process_allgather``: a collective, every process must call it
-    for the same array). Gather only small things (spectra, scalars, slices)."""
-    if isinstance(x, jax.Array) and not x.is_fully_addressable:
-        if x.is_fully_replicated:
-            return np.asarray(x.addressable_data(0))
-        from jax.experimental import multihost_utils
-
-        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
-    return np.asarray(x)
 
 
 def _names(entry) -> tuple:

@@ -119,9 +119,11 @@ class Simulation:
 
 
 def _values(scalars) -> tuple[float, ...]:
-    """Replicated jitted scalars as floats, from this process's copy (under
+    """Replicated jitted scalars as floats (``pfft.to_host``: this process's copy; under
     ``jax.distributed`` other processes' devices are not addressable here)."""
-    return tuple(float(np.asarray(v.addressable_data(0))) for v in scalars)
+    import pfft
+
+    return tuple(float(pfft.to_host(v)) for v in scalars)
 
 
 def dissipation_from_energy(times: np.ndarray, energy: np.ndarray) -> np.ndarray:
