@@ -71,3 +71,26 @@ def markdown_table(rows, columns) -> str:
                  for k, _, f in columns]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def add_distributed_arguments(ap) -> None:
+    """``--distributed`` and its set-up options on an ``argparse`` parser: one JAX
+    program over several processes (:func:`start_distributed`)."""
+    ap.add_argument("--distributed", action="store_true",
+                    help="one JAX program over several processes (jax.distributed)")
+    ap.add_argument("--coordinator", help="with --distributed, outside srun: HOST:PORT")
+    ap.add_argument("--num-processes", type=int)
+    ap.add_argument("--process-id", type=int)
+
+
+def start_distributed(args) -> tuple[bool, str]:
+    """``jax.distributed.initialize`` from the options of
+    :func:`add_distributed_arguments` (under ``srun`` with none, JAX finds them itself).
+
+    Returns whether this is process 0 (the one that prints and writes) and the line
+    that names the set-up."""
+    import jax
+
+    jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+    return (jax.process_index() == 0,
+            f"jax.distributed: {jax.process_count()} processes, {jax.device_count()} devices")

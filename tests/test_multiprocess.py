@@ -55,6 +55,21 @@ def _run_workers(case: str, timeout: float = 120) -> list[str]:
     return outs
 
 
+def _outputs(procs, timeout: float = 300) -> list[str]:
+    """Every process's output once all have exited 0 (killing all where one hangs)."""
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=timeout)[0])
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise AssertionError(f"timed out:\n{p.communicate()[0][-4000:]}") from None
+    for i, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, f"process {i} exited {p.returncode}:\n{out[-6000:]}"
+    return outs
+
+
 def test_fftn_ifftn_across_two_processes():
     _run_workers("c2c")
 
@@ -77,16 +92,7 @@ def test_taylor_green_solver_across_two_processes(tmp_path):
          "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i),
          "--grid", "2x4", "--out", str(tmp_path)], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(2)]
-    outs = []
-    for p in procs:
-        try:
-            outs.append(p.communicate(timeout=300)[0])
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            raise AssertionError(f"timed out:\n{p.communicate()[0][-4000:]}") from None
-    for i, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"process {i} exited {p.returncode}:\n{out[-6000:]}"
+    outs = _outputs(procs)
     assert "jax.distributed: 2 processes, 8 devices" in outs[0]
     diff = float(re.search(r"max \|E_pfft - E_one device\| for t <= 0.5: (\S+)",
                            outs[0]).group(1))
@@ -117,16 +123,7 @@ def test_nbody_across_two_processes(tmp_path):
     procs.append(subprocess.Popen(cmd + ["--out", str(tmp_path / "one")], cwd=ROOT,
                                   env=solo_env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True))
-    outs = []
-    for p in procs:
-        try:
-            outs.append(p.communicate(timeout=300)[0])
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            raise AssertionError(f"timed out:\n{p.communicate()[0][-4000:]}") from None
-    for i, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"process {i} exited {p.returncode}:\n{out[-6000:]}"
+    outs = _outputs(procs)
     assert "jax.distributed: 2 processes, 8 devices" in outs[0]
     assert "ran to a = 1.000" in outs[0] and "ran to a" not in outs[1]   # process 0 speaks
     name = "nbody_32_2x4_float32"

@@ -61,7 +61,8 @@ import os
 import platform
 import time
 
-from ..common import median_time, parse_grids, simulate_cpu_devices
+from ..common import (add_distributed_arguments, median_time, parse_grids, simulate_cpu_devices,
+                      start_distributed)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -389,11 +390,7 @@ def main(argv=None):
     ap.add_argument("--save-final", action="store_true",
                     help="write the final density contrast as OUT/nbody_..._delta.npy "
                          "(gathered to every host)")
-    ap.add_argument("--distributed", action="store_true",
-                    help="one JAX program over several processes (jax.distributed)")
-    ap.add_argument("--coordinator", help="with --distributed, outside srun: HOST:PORT")
-    ap.add_argument("--num-processes", type=int)
-    ap.add_argument("--process-id", type=int)
+    add_distributed_arguments(ap)
     ap.add_argument("--quick", action="store_true",
                     help="32³, 8 steps, float64; gradient check at 16³, 4 steps (the tests)")
     ap.add_argument("--plot", action="store_true")
@@ -408,10 +405,8 @@ def main(argv=None):
     if args.distributed and args.grid == "one":
         ap.error("--distributed needs a device grid (--grid), not 'one'")
     if args.distributed:
-        jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
-        lead = jax.process_index() == 0
-        where = (f"; jax.distributed: {jax.process_count()} processes, "
-                 f"{jax.device_count()} devices")
+        lead, where = start_distributed(args)
+        where = f"; {where}"
     else:
         simulate_cpu_devices(8)
         lead, where = True, ""

@@ -37,7 +37,8 @@ import platform
 import sys
 import time
 
-from ..common import median_time, parse_grids, simulate_cpu_devices, stamp
+from ..common import (add_distributed_arguments, median_time, parse_grids, simulate_cpu_devices,
+                      stamp, start_distributed)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -165,11 +166,7 @@ def main(argv=None):
                     help="also run the one-device solver to this time and compare E(t)")
     ap.add_argument("--mpi", action="store_true",
                     help="through pfft.mpi, one process per device (run under mpirun)")
-    ap.add_argument("--distributed", action="store_true",
-                    help="one JAX program over several processes (jax.distributed)")
-    ap.add_argument("--coordinator", help="with --distributed, outside srun: HOST:PORT")
-    ap.add_argument("--num-processes", type=int)
-    ap.add_argument("--process-id", type=int)
+    add_distributed_arguments(ap)
     ap.add_argument("--quick", action="store_true", help="32³, t ≤ 0.5, for the tests")
     ap.add_argument("--plot", action="store_true")
     ap.add_argument("--out", default="results")
@@ -182,10 +179,7 @@ def main(argv=None):
         lead = MPI.COMM_WORLD.rank == 0
         where = f"pfft.mpi over {MPI.COMM_WORLD.size} MPI ranks"
     elif args.distributed:
-        jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
-        lead = jax.process_index() == 0
-        where = (f"jax.distributed: {jax.process_count()} processes, "
-                 f"{jax.device_count()} devices")
+        lead, where = start_distributed(args)
     else:
         simulate_cpu_devices(8)
         lead, where = True, "8 simulated CPU devices"
