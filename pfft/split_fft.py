@@ -30,6 +30,7 @@ transform.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -85,11 +86,16 @@ def split_spec(x, axis: int, mesh) -> PartitionSpec | None:
     p = math.prod(dict(mesh.shape)[m] for m in names_of(entry))
     if p < 2 or x.shape[axis] >= 2**31 or factors(x.shape[axis], p) is None:
         return None
-    layout = layout_from_spec(x.shape, spec, grid, mesh.axis_names)
-    chain = build_chain(layout, (axis,))
-    if any(isinstance(st, Gather) and st.axis == axis for st in chain.stages):
-        return spec
-    return None
+    return spec if _plan_gathers(tuple(x.shape), spec, grid, tuple(mesh.axis_names), axis) \
+        else None
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_gathers(shape, spec, grid, mesh_axes, axis: int) -> bool:
+    """Whether the plan of a 1-D transform along ``axis`` from ``spec`` all-gathers it
+    (cached: eager calls in a loop do not replan)."""
+    chain = build_chain(layout_from_spec(shape, spec, grid, mesh_axes), (axis,))
+    return any(isinstance(st, Gather) and st.axis == axis for st in chain.stages)
 
 
 def _twiddle(j1, k2, n: int, inverse: bool, dtype):
