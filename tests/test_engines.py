@@ -277,6 +277,32 @@ def test_show_config_names_the_engines_and_library(capsys):
     assert proc.returncode == 0 and "native cpu (DUCC): " in proc.stdout, proc.stderr
 
 
+def test_thread_variables_that_would_abort_ducc_are_read_as_unset():
+    """DUCC asserts on a non-numeric thread count; an empty OMP_NUM_THREADS means
+    "unset" (as OpenMP and numpy read it), a bad DUCC0_NUM_THREADS is reported."""
+    check = native._kernels._check_thread_settings
+    for omp in ("", " ", "auto", "-1"):
+        env = {"OMP_NUM_THREADS": omp}
+        assert check(env) == "" and env["DUCC0_NUM_THREADS"] == "0"
+    for env in ({}, {"OMP_NUM_THREADS": " 3 "}, {"DUCC0_NUM_THREADS": "2", "OMP_NUM_THREADS": ""}):
+        before = dict(env)
+        assert check(env) == "" and env == before
+    assert "DUCC0_NUM_THREADS='x'" in check({"DUCC0_NUM_THREADS": "x"})
+    if not native.available():
+        return
+    # the process that failed: the first native transform under OMP_NUM_THREADS=""
+    script = ("import numpy as np, jax.numpy as jnp\n"
+              "from pfft.engines import native\n"
+              "x = np.arange(24.0).reshape(2, 3, 4) + 1j\n"
+              "y = np.asarray(native.fft(jnp.asarray(x, jnp.complex64), (0, 1, 2)))\n"
+              "assert np.abs(y - np.fft.fftn(x)).max() < 1e-3 * np.abs(y).max(), y\n")
+    env = {**os.environ, "OMP_NUM_THREADS": "", "JAX_PLATFORMS": "cpu"}
+    env.pop("DUCC0_NUM_THREADS", None)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
 @needs_gpu_kernels
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(16, 12, 10), (9, 7, 11)], ids=str)

@@ -160,6 +160,33 @@ def _gpu_backend_present() -> bool:
 _LOADED: dict[str, ctypes.CDLL] = {}
 
 
+def _is_thread_count(text: str) -> bool:
+    return text.strip().isdigit()
+
+
+def _check_thread_settings(environ) -> str:
+    """Make the thread-count variables DUCC reads safe for it; ``""`` when they are.
+
+    DUCC sizes its thread pool from ``$DUCC0_NUM_THREADS``, else ``$OMP_NUM_THREADS``,
+    and stops the process's first transform with an assertion when the value is not a
+    number. An empty or non-numeric ``OMP_NUM_THREADS`` (``export OMP_NUM_THREADS=``
+    in a job script) means "unset" to OpenMP runtimes and numpy; here it gets
+    ``DUCC0_NUM_THREADS=0`` (DUCC's default: the usable cores) so that DUCC reads the
+    same. pfft passes each call's thread count itself (:func:`pfft.engines.native.
+    set_num_threads`). A bad ``DUCC0_NUM_THREADS`` is the user's own DUCC setting:
+    the reason the engine is unavailable is returned instead.
+    """
+    ducc = environ.get("DUCC0_NUM_THREADS")
+    if ducc is not None:
+        return "" if _is_thread_count(ducc) else (
+            f"DUCC0_NUM_THREADS={ducc!r} is not a thread count (DUCC would abort on it): "
+            "set it to a whole number (0: all cores) or unset it")
+    omp = environ.get("OMP_NUM_THREADS")
+    if omp is not None and not _is_thread_count(omp):
+        environ["DUCC0_NUM_THREADS"] = "0"
+    return ""
+
+
 def library(platform: str) -> ctypes.CDLL | None:
     """The loaded kernel library for ``platform`` (after :func:`load`), or ``None``."""
     return _LOADED.get(platform) if load(platform)[0] else None
@@ -186,6 +213,10 @@ def load(platform: str) -> tuple[bool, str]:
     path, why = _find(platform)
     if path is None:
         return False, why
+    if platform == "cpu":
+        why = _check_thread_settings(os.environ)
+        if why:
+            return False, why
     try:
         lib = ctypes.CDLL(str(path))
         _LOADED[platform] = lib
