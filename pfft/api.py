@@ -21,7 +21,7 @@ from .arguments import (check_axis, check_length, check_norm, complex_dtype, nor
 from .autodiff import Variant
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
-from .plan import Plan, get_plan, padded_spectrum_length
+from .plan import ORIGINS, Plan, get_plan
 from .sharding import is_tracer, mesh_of, place, spec_of
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
@@ -91,15 +91,21 @@ def _plan_for(x, axes, norm, mesh, kind: str = "c2c") -> Plan:
 
 
 def _inverse_plan_for(x, axes, norm, mesh) -> tuple[Plan, Variant]:
-    """The plan and variant running ``ifftn`` on ``x``: the forward plan backwards when
+    """The plan and variant running ``ifftn`` on ``x``: a forward plan backwards when
     ``x`` is in (or, unseen under ``jit`` on an Auto mesh, assumed to be in) the
-    layout ``fftn`` leaves its output in, unless that forward plan started replicated
-    over a mesh axis (backwards it would all-gather); else a plan starting from
-    ``x``'s layout."""
+    layout that plan leaves its output in, unless it started replicated over a mesh
+    axis (backwards it would all-gather); else a plan starting from ``x``'s layout.
+
+    The forward plan is the one whose call last produced such an output (so
+    ``ifftn(fftn(u))`` is in ``u``'s sharding whatever it was), else the one from the
+    default layout."""
     cdtype = complex_dtype(x.dtype)
     grid = grid_axes(mesh)
-    forward = get_plan(x.shape, cdtype, mesh, axes, norm, default_layout(x.shape, axes, grid))
     layout = _layout_of(x, mesh)
+    origin = None if layout is None else ORIGINS.lookup("c2c", x.shape, x.dtype, mesh, axes,
+                                                        spec_of(x))
+    source = origin.chain.in_layout if origin is not None else default_layout(x.shape, axes, grid)
+    forward = get_plan(x.shape, cdtype, mesh, axes, norm, source)
     # the forward plan backwards, unless its input (where that ends) was replicated
     # over a mesh axis and x's own layout is known: running it back would all-gather
     if layout is None or (layout == forward.chain.out_layout
@@ -286,9 +292,18 @@ def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
 def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
     last = axes[-1]
+    cdtype = complex_dtype(x.dtype)
+    grid = grid_axes(mesh)
+    # the real plan whose forward call last made a spectrum of this shape and sharding
+    origin = ORIGINS.lookup("r2c", x.shape, x.dtype, mesh, axes, spec_of(x))
+    if origin is not None and origin.spectrum == "padded" and (
+            s is None or tuple(s) == tuple(origin.shape[a] for a in axes)):
+        # a padded spectrum (any axis may be padded): its plan knows the real shape
+        plan = get_plan(origin.shape, cdtype, mesh, axes, norm, origin.chain.in_layout,
+                        kind="r2c", spectrum="padded")
+        return _place_out(plan.backward(x), out_sharding, mesh, where)
     if s is None:
-        n = padded_spectrum_length(x.shape, spec_of(x), mesh, axes)
-        s = tuple(x.shape[a] for a in axes[:-1]) + (n or 2 * (x.shape[last] - 1),)
+        s = tuple(x.shape[a] for a in axes[:-1]) + (2 * (x.shape[last] - 1),)
     if s[-1] < 1:
         raise ValueError(f"{where}: invalid number of output points {s[-1]} along axis "
                          f"{last} (the input has {x.shape[last]}); pass s")
@@ -297,16 +312,15 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
         real_shape[a] = n
     real_shape = tuple(real_shape)
     spectrum_shape = real_shape[:last] + (s[-1] // 2 + 1,) + real_shape[last + 1:]
-    cdtype = complex_dtype(x.dtype)
-    grid = grid_axes(mesh)
 
     layout = _padded_layout(x, spectrum_shape, last, mesh)
     if layout is None:
         x = _resize(x, tuple(spectrum_shape[a] for a in axes), axes, mesh)
         layout = _layout_of(x, mesh)
     spectrum = "numpy" if layout is None or layout.is_even() else "padded"
-    r2c = get_plan(real_shape, cdtype, mesh, axes, norm, default_layout(real_shape, axes, grid),
-                   kind="r2c", spectrum=spectrum)
+    source = (origin.chain.in_layout if origin is not None and origin.shape == real_shape
+              and origin.spectrum == spectrum else default_layout(real_shape, axes, grid))
+    r2c = get_plan(real_shape, cdtype, mesh, axes, norm, source, kind="r2c", spectrum=spectrum)
     if layout is None or layout == r2c.chain.out_layout:
         y = r2c.backward(x)
     else:

@@ -10,6 +10,7 @@ import functools
 import math
 import os
 import warnings
+import weakref
 from typing import Callable, Sequence
 
 import jax
@@ -24,7 +25,7 @@ from .core import PlanCore, layout_of_spec, plan_arguments
 from .engines.choice import engine_for_plan
 from .grid import grid_axes
 from .hlo import count_collectives
-from .layout import Layout, default_layout
+from .layout import Layout, default_layout, names_of
 from .lru import LRUCache
 from .pieces import shifted
 from .sharding import is_tracer, place
@@ -32,7 +33,7 @@ from .stages import Gather
 from .transports import xla as xla_transport
 
 __all__ = ["Plan", "plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
-           "NORMS", "SPECTRA", "ReplicationWarning", "padded_spectrum_length"]
+           "NORMS", "SPECTRA", "ReplicationWarning", "ORIGINS"]
 
 
 class ReplicationWarning(UserWarning):
@@ -57,8 +58,9 @@ class Plan(PlanCore):
         and scipy's ``orthogonalize``; see :func:`pfft.plan`.
     spectrum
         ``"numpy"``: the output has numpy's shape and is evenly sharded;
-        ``"padded"`` (real plans): the halved axis is left split where the chain
-        ends, zero-padded to a multiple of the grid axis (saves an all-to-all).
+        ``"padded"`` (real plans): the output stays in the pencil the chain ends in,
+        each unevenly split axis (the halved one, and any the grid does not divide)
+        zero-padded to a multiple of its devices (saves an all-to-all).
     grid
         ``(mesh axis, size)`` pairs the plan distributes over.
     chain
@@ -106,6 +108,12 @@ class Plan(PlanCore):
         return self.mesh is not None and bool(self.grid)
 
     # -- execution -------------------------------------------------------------------
+    def forward(self, x):
+        ORIGINS.record(self)       # the inverses run this plan back on its output
+        return super().forward(x)
+
+    forward.__doc__ = PlanCore.forward.__doc__
+
     def _place(self, x, variant: Variant):
         if self._distributed and not is_tracer(x):
             x = place(x, self._chain(variant).in_layout.sharding(self.mesh))
@@ -128,6 +136,11 @@ class Plan(PlanCore):
             x = x.astype(want)
             if not self._distributed:                    # one device: a plain local FFT
                 return local(x)
+            if x.size == 0:
+                # an empty batch: nothing to transform, and JAX cannot read back a
+                # zero-size array sharded over the mesh (its blocks come out whole)
+                return jnp.zeros(chain.out_layout.padded_shape,
+                                 self._dtype_at(chain, first=False))
             x = place(x, chain.in_layout.sharding(self.mesh))
             check = xla_transport.GATHER_IS_INVARIANT or not any(
                 isinstance(st, Gather) for st in chain.stages)
@@ -219,33 +232,65 @@ def set_plan_cache_size(maxsize: int) -> None:
 
 
 def clear_plan_cache() -> None:
-    """Forget every cached plan."""
+    """Forget every cached plan (and which plan produced which output)."""
     _CACHE.clear()
+    ORIGINS.clear()
 
 
-def padded_spectrum_length(shape, spec, mesh, axes) -> int | None:
-    """The real length of the halved axis of a padded spectrum (``spectrum="padded"``)
-    of this global ``shape``, partition ``spec`` and ``mesh``, read from the cached
-    real plan that makes such spectra; ``None`` if no cached plan does.
+class _Origins:
+    """Which forward transform last produced an output of a given shape, dtype, axes,
+    kinds and sharding: the plan an inverse should run backwards.
 
-    Raises
-    ------
-    ValueError
-        If cached plans of different real lengths make the same padded spectrum.
+    Several input layouts can end in the same output pencil (``P('x', 'y', None)`` and
+    ``P(None, 'y', 'x')`` may both end in ``P('y', None, 'x')``), and a padded
+    spectrum's shape does not say its real length. ``irfftn(rfftn(u))`` and
+    ``ifftn(fftn(u))`` must still give ``u``'s sharding back (a ``fori_loop`` carry
+    must keep its type) and a padded spectrum its real length, so every
+    :meth:`Plan.forward` call (eager or traced) records its plan here under its
+    output's description; the inverse transforms look it up. Bounded, thread-safe,
+    and holding plans weakly (an evicted plan is not kept alive).
     """
-    if spec is None or mesh is None:
-        return None
-    found = set()
-    for p in _CACHE.values():
-        if (p.kind == "r2c" and p.spectrum == "padded" and p.mesh == mesh
-                and p.axes == tuple(axes) and p.out_shape == tuple(shape)
-                and p.out_sharding is not None
-                and p.out_sharding.spec == NamedSharding(mesh, spec).spec):
-            found.add(p.chain.real_stage.n)
-    if len(found) > 1:
-        raise ValueError(f"irfftn: padded spectra of shape {tuple(shape)} come from real lengths "
-                         f"{sorted(found)}; pass s to say which")
-    return found.pop() if found else None
+
+    def __init__(self, maxsize: int = 256):
+        import threading
+        from collections import OrderedDict
+        self._data: "OrderedDict[tuple, weakref.ref]" = OrderedDict()
+        self._lock = threading.Lock()
+        self._maxsize = maxsize
+
+    @staticmethod
+    def key(kind: str, shape, dtype, mesh, axes, spec, kinds) -> tuple:
+        """``kind``: the plan's (``"c2c"``, or ``"r2c"`` for either spectrum); ``spec``
+        is normalised (one tuple of mesh axis names per array axis)."""
+        spec = tuple(spec) + (None,) * (len(shape) - len(tuple(spec)))
+        return (kind, tuple(shape), np.dtype(dtype), mesh, tuple(axes),
+                tuple(names_of(e) for e in spec), None if kinds is None else tuple(kinds))
+
+    def record(self, plan: "Plan") -> None:
+        if plan.out_sharding is None or plan.padding or plan.kind == "c2r":
+            return
+        key = self.key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
+                       plan.out_sharding.spec, plan.kinds)
+        with self._lock:
+            self._data[key] = weakref.ref(plan)
+            self._data.move_to_end(key)
+            while len(self._data) > self._maxsize:
+                self._data.popitem(last=False)
+
+    def lookup(self, kind: str, shape, dtype, mesh, axes, spec, kinds=None) -> "Plan | None":
+        """The plan whose forward call last produced such an output, if it is alive."""
+        if spec is None or mesh is None:
+            return None
+        with self._lock:
+            ref = self._data.get(self.key(kind, shape, dtype, mesh, axes, spec, kinds))
+        return None if ref is None else ref()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+ORIGINS = _Origins()
 
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
@@ -298,8 +343,9 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     spectrum
         ``"numpy"`` (default): the output has numpy's shape, evenly sharded.
         ``"padded"`` (``kind="r2c"`` only): the spectrum stays in the pencil the
-        transform ends in, its halved axis zero-padded to a multiple of the grid
-        axis splitting it: one all-to-all fewer on a pencil grid.
+        transform ends in, each unevenly split axis there (the halved one, and any
+        other the grid does not divide) zero-padded to a multiple of its devices:
+        one all-to-all fewer on a pencil grid.
         :meth:`Plan.backward` and :func:`pfft.irfftn` take it back.
     padding
         Dealiasing factor (at least 1; ``1.5`` is the 3/2 rule). ``shape`` is then the

@@ -21,7 +21,8 @@ from .arguments import check_norm, check_orthogonalize, normalize_axes, r2r_dtyp
 from .autodiff import BACKWARD
 from .grid import grid_axes
 from .layout import default_layout
-from .plan import Plan, get_plan
+from .plan import ORIGINS, Plan, get_plan
+from .sharding import spec_of
 
 __all__ = ["dctn", "idctn", "dstn", "idstn"]
 
@@ -53,12 +54,23 @@ def _check_extras(overwrite_x, workers, where: str) -> None:
             raise ValueError(f"{where}: workers must not be 0")
 
 
+def _scalar_to_tuple(value):
+    """scipy's ``s=5``/``axes=1``: one int for a single axis."""
+    if value is None or isinstance(value, (str, bytes)):
+        return value
+    try:
+        return (operator.index(value),)
+    except TypeError:
+        return value
+
+
 def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
           out_sharding, inverse: bool, where: str) -> jax.Array:
     t = _check_type(type, family, where)
     _check_extras(overwrite_x, workers, where)
     orth = check_orthogonalize(orthogonalize, where)
     x = _as_array(x)
+    s, axes = _scalar_to_tuple(s), _scalar_to_tuple(axes)   # scipy takes one int for each
     if s is not None and x.ndim:
         # scipy's -1 in s: keep that axis's length
         try:
@@ -85,10 +97,15 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
         y = plan_for(t, norm, layout or default_layout(x.shape, axes, grid)).forward(x)
         return _place_out(y, out_sharding, mesh, where)
     # the inverse: the forward plan run backwards where x is where that plan leaves its
-    # output (so a round trip comes back in the input's sharding), else scipy's
+    # output (so a round trip comes back in the input's sharding: the plan is the one
+    # that made x where pfft saw it happen), else scipy's
     # identity idct(type t, norm) = dct(type 2 <-> 3, backward <-> forward) from x's
     # own layout
-    forward = plan_for(t, norm, default_layout(x.shape, axes, grid))
+    # the plan whose forward call last made an output of this shape and sharding
+    origin = None if layout is None else ORIGINS.lookup(
+        "c2c", x.shape, dtype, mesh, axes, spec_of(x), (f"{family}{t}",) * len(axes))
+    forward = plan_for(t, norm, origin.chain.in_layout if origin is not None
+                       else default_layout(x.shape, axes, grid))
     if layout is None or (layout == forward.chain.out_layout
                           and not forward.chain.in_layout.unused_mesh_axes):
         y = forward._call(x, BACKWARD)

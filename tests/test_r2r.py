@@ -161,6 +161,23 @@ def test_s_crops_and_pads_and_complex_and_integer_inputs_match_scipy():
     k = np.arange(24).reshape(4, 6)
     assert pfft.dctn(k).dtype == np.float64
     assert rel_err(pfft.dctn(k), sf.dctn(k)) < 1e-13
+    # scipy's single int for s and axes
+    for family in ("dct", "dst"):
+        for inverse in (False, True):
+            fn, ref = PFFT_N[family, inverse], SCIPY_N[family, inverse]
+            assert rel_err(fn(xs, axes=1), ref(x, axes=1)) < 1e-13
+            assert rel_err(fn(xs, 3, s=5, axes=np.int64(-1)), ref(x, 3, s=5, axes=-1)) < 1e-13
+
+
+def test_inverse_comes_back_in_any_input_sharding():
+    """idctn(dctn(u)) in u's sharding, also where another input pencil ends in the
+    same output pencil (the inverse runs back the plan that made its input)."""
+    mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+    x = np.random.default_rng(5).standard_normal((8, 12, 10))
+    for spec in (P(None, "b", "a"), P("a", "b", None)):
+        xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
+        y = pfft.idstn(pfft.dstn(xs, 2), 2)
+        assert y.sharding.is_equivalent_to(xs.sharding, 3) and rel_err(y, x) < 1e-13
 
 
 @pytest.mark.parametrize("bad, error", [

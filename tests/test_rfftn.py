@@ -68,6 +68,59 @@ def test_rfftn_round_trip_comes_back_in_the_input_sharding(grid, n):
     assert rel_err(y, x) <= 1e-12
 
 
+@pytest.mark.parametrize("axis_type", ["Explicit", "Auto"])
+def test_round_trips_keep_any_input_sharding_and_loop_as_a_carry(axis_type):
+    """Several input pencils end in the same output pencil (``P('a', 'b', None)`` and
+    ``P(None, 'b', 'a')`` both end in ``P('b', None, 'a')`` here): the inverse runs
+    back the plan that made its input, so a round trip keeps the input's sharding
+    (else a ``fori_loop`` carry changes type: the bug this guards)."""
+    kind = getattr(jax.sharding.AxisType, axis_type)
+    mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(kind, kind))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 12, 10))
+    for spec in (P(None, "b", "a"), P("a", "b", None), P("b", None, "a")):
+        xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
+        y = pfft.irfftn(pfft.rfftn(xs), s=x.shape)
+        assert y.sharding.is_equivalent_to(xs.sharding, 3), (spec, y.sharding)
+        assert rel_err(y, x) <= 1e-12
+        z = pfft.ifftn(pfft.fftn(xs))
+        assert z.sharding.is_equivalent_to(xs.sharding, 3) and rel_err(z, x) <= 1e-12
+    x4 = rng.standard_normal((4, 8, 6, 12))
+    xs4 = jax.device_put(x4, jax.sharding.NamedSharding(mesh, P(None, "a", None, "b")))
+    z4 = pfft.ifftn(pfft.fftn(xs4, axes=(1, 3)), axes=(1, 3))
+    assert z4.sharding.is_equivalent_to(xs4.sharding, 4) and rel_err(z4, x4) <= 1e-12
+    # a time step as users write it: spectral filter, the field as the loop's carry
+    xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, P(None, "b", "a")))
+    step = lambda i, u: pfft.irfftn(pfft.rfftn(u, mesh=mesh) * 0.5, s=u.shape, mesh=mesh)
+    out = jax.jit(lambda u: jax.lax.fori_loop(0, 3, step, u))(xs)
+    assert rel_err(out, x / 8) <= 1e-12
+    if axis_type == "Explicit":
+        assert out.sharding.is_equivalent_to(xs.sharding, 3)
+
+
+def test_irfftn_without_s_is_numpy_unless_its_input_is_a_padded_spectrum():
+    """A padded spectrum comes back at its plan's real shape (any axis may be padded:
+    the grid does not divide 9 by 8 here), a numpy spectrum of the same shape and
+    sharding at numpy's lengths, whatever plans the cache holds."""
+    mesh = pfft.make_mesh((2, 4))
+    rng = np.random.default_rng(4)
+    r = rng.standard_normal((9, 8, 7))
+    padded = pfft.plan(r.shape, np.float64, mesh, kind="r2c", spectrum="padded")
+    k = padded.forward(r)
+    assert k.shape != np.fft.rfftn(r).shape              # (16, 8, 4): axis 0 padded too
+    assert rel_err(pfft.irfftn(k), r) <= 1e-12
+    assert rel_err(pfft.irfftn(k, s=r.shape), r) <= 1e-12
+    # a real (16, 16, 22) field's numpy spectrum has the shape and sharding of a
+    # padded (16, 16, 16) plan's spectrum; without s numpy makes 22 points
+    fast = pfft.plan((16, 16, 16), np.float64, mesh, kind="r2c", spectrum="padded")
+    fast.forward(rng.standard_normal((16, 16, 16)))
+    u = rng.standard_normal((16, 16, 22))
+    ku = pfft.rfftn(pfft.device_put(u, mesh), out_sharding=fast.out_sharding)
+    assert ku.shape == fast.out_shape and ku.sharding.is_equivalent_to(fast.out_sharding, 3)
+    back = pfft.irfftn(ku)
+    assert back.shape == (16, 16, 22) and rel_err(back, u) <= 1e-12
+
+
 def test_real_pencil_plan_runs_two_exchanges_and_a_slab_one():
     x = np.random.default_rng(1).standard_normal((16, 16, 16))
     pencil = pfft.plan(x.shape, np.float64, pfft.make_mesh((2, 2)), kind="r2c")
