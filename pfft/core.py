@@ -349,7 +349,9 @@ class PlanCore:
         Parameters
         ----------
         d
-            Sample spacing (a number, or one per transformed axis).
+            Sample spacing: a number, or one per transformed axis in the order of
+            :attr:`axes` (as ``s`` pairs with ``axes``; the arrays returned are in
+            increasing axis order).
         angular
             ``2 pi`` times the frequency (radians per unit) instead of cycles per unit.
 
