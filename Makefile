@@ -75,8 +75,11 @@ else
 	@echo "kernels: no nvcc, so the GPU engine is not built (optional without a GPU)"
 endif
 
+# the suite in TEST_WORKERS processes (pytest-xdist; a file's tests stay in one): on
+# 2 cores most of it is XLA compiling on one thread, so 2 workers halve the time
+TEST_WORKERS ?= 2
 test: $(VENV)/.mpi kernels-cuda
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 docs: $(VENV)/.core
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html

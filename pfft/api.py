@@ -321,7 +321,10 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     source = (origin.chain.in_layout if origin is not None and origin.shape == real_shape
               and origin.spectrum == spectrum else default_layout(real_shape, axes, grid))
     r2c = get_plan(real_shape, cdtype, mesh, axes, norm, source, kind="r2c", spectrum=spectrum)
-    if layout is None or layout == r2c.chain.out_layout:
+    # that plan backwards, unless its input was replicated over a mesh axis and x's
+    # own layout is known: running it back would all-gather (as for ifftn)
+    if layout is None or (layout == r2c.chain.out_layout
+                          and not r2c.chain.in_layout.unused_mesh_axes):
         y = r2c.backward(x)
     else:
         c2r = get_plan(spectrum_shape, cdtype, mesh, axes, norm, layout, kind="c2r", n=s[-1])

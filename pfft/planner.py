@@ -17,12 +17,20 @@ take it does the halved axis get split, and one more all-to-all makes it whole a
 Real-to-real axes (DCT, DST) need only be whole, like complex ones; they keep real
 data real, so they may go at any time (a real plan does them before its
 real-to-complex stage, on real data).
+
+The walk is greedy and can get stuck: on uneven sizes it may find every axis split
+with none able to take another mesh axis, and all-gather. Where its chain gathers, a
+cheapest-first search over layouts (which mesh axes split which axis, which axes
+are done) looks for a chain of exchanges only, the fewest, and replaces it.
 """
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from dataclasses import dataclass, replace
 
-from .layout import Layout, names_of
+from .layout import Layout, names_of, split_entry
 from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter, Stage
 
 __all__ = ["Chain", "build_chain", "after", "KINDS"]
@@ -105,8 +113,10 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
     Every mesh axis that splits the input keeps splitting some array axis; a mesh
     axis the input is replicated over is given an axis it divides evenly (a local
     slice), and stays replicated only where there is none (the work is then
-    repeated along it). A mesh axis (or group) is only ever all-gathered where no exchange can go on:
-    every axis is split and none can take another mesh axis evenly.
+    repeated along it). The greedy walk plans first; where its chain all-gathers, a
+    search over layouts (:func:`_search`) looks for a chain of exchanges only (the
+    fewest) and takes its place. A mesh axis (or group) is only ever all-gathered
+    where no chain of exchanges reaches an even output.
 
     Raises
     ------
@@ -119,20 +129,100 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if any(not 0 <= a < in_layout.ndim for a in axes) or len(set(axes)) != len(axes):
         raise ValueError(f"axes {axes} are not distinct axes of a {in_layout.ndim}-d layout")
-    r2r = dict(r2r)
-    if any(a not in axes for a in r2r):
-        raise ValueError(f"r2r axes {sorted(r2r)} are not all among the axes {axes}")
-    fourier = [a for a in axes if a not in r2r]
+    r2r = tuple(dict(r2r).items())
+    if any(a not in axes for a, _ in r2r):
+        raise ValueError(f"r2r axes {sorted(a for a, _ in r2r)} are not all among the "
+                         f"axes {axes}")
+    fourier = [a for a in axes if a not in dict(r2r)]
     if kind != "c2c" and not fourier:
         raise ValueError(f"kind {kind!r} needs an axis that is not real-to-real")
-    real = fourier[-1] if kind != "c2c" else None
-    if kind == "r2c":
-        n = in_layout.shape[real]
-    layout = in_layout
-    stages: list[Stage] = []
-    done: set[int] = set()
-    # a mesh axis the input is replicated over takes an axis it divides: each device
-    # keeps its slice (no communication), so no device repeats another's work
+    spectral_items = tuple(sorted((spectral or {}).items()))
+    # not cached here: plans are (pfft.plan's bounded cache holds them with their chains)
+    return _plan(in_layout, tuple(axes), kind, n, bool(even_output), spectral_items, r2r)
+
+
+def _plan(in_layout: Layout, axes: tuple[int, ...], kind: str, n: int | None,
+          even_output: bool, spectral: tuple[tuple[int, int], ...],
+          r2r: tuple) -> Chain:
+    """:func:`build_chain` on checked arguments: the greedy walk,
+    or the search's chain where the walk all-gathers."""
+    rules = _Rules(axes, kind, n, dict(spectral), dict(r2r), in_layout)
+    chain = _greedy(in_layout, rules, even_output)
+    if any(isinstance(st, Gather) for st in chain.stages):
+        found = _search(in_layout, rules, even_output)
+        if found is not None and _rank(found, rules) < _rank(chain, rules):
+            chain = found
+    return chain
+
+
+class _Rules:
+    """What a transform allows, whatever the walk: which axes may be transformed now
+    (real kinds order their axes), and the local stages that transform them."""
+
+    def __init__(self, axes: tuple[int, ...], kind: str, n: int | None,
+                 spectral: dict[int, int], r2r: dict, in_layout: Layout):
+        self.axes = axes
+        self.kind = kind
+        self.spectral = spectral
+        self.r2r = r2r
+        self.fourier = [a for a in axes if a not in r2r]
+        self.real = self.fourier[-1] if kind != "c2c" else None
+        self.n = in_layout.shape[self.real] if kind == "r2c" else n
+
+    def allowed(self, layout: Layout, done, a: int) -> bool:
+        """Whether axis ``a`` may be transformed now (real kinds order their axes)."""
+        if a in self.r2r:              # real to real: keeps real data real
+            return True
+        if self.kind == "r2c":         # with or after the halved axis
+            return a == self.real or self.real in done or layout.split[self.real] is None
+        if self.kind == "c2r" and a == self.real:    # after every other axis
+            return all(b in done for b in self.fourier if b != self.real)
+        return True
+
+    def transform(self, layout: Layout, done: set, stages: list) -> Layout:
+        """Transform every axis that is whole and may go now, until none is left
+        (``done`` and ``stages`` are extended in place); the layout after."""
+        while True:
+            ready = tuple(a for a in self.axes if a not in done and layout.split[a] is None
+                          and self.allowed(layout, done, a))
+            if not ready:
+                return layout
+            now = [a for a in ready if a in self.r2r]        # first: on real data where real
+            stages.extend(LocalR2R(a, self.r2r[a]) for a in now)
+            done.update(now)
+            ready = tuple(a for a in ready if a not in self.r2r)
+            if not ready:
+                continue
+            real = self.real
+            if real in ready:
+                axes_now = tuple(a for a in ready if a != real) + (real,)
+                stages.append(RealFFT(axes_now, self.n, to_complex=(self.kind == "r2c")))
+                layout = after(layout, stages[-1])
+            else:
+                stages.append(LocalFFT(ready))
+            for a in (a for a in ready if a in self.spectral):   # dealiasing
+                want = (self.spectral[a] // 2 + 1 if a == real and self.kind == "r2c"
+                        else self.spectral[a])
+                if want != layout.shape[a]:
+                    stages.append(Resize(a, layout.shape[a], want, halved=(a == real)))
+                    layout = after(layout, stages[-1])
+            done.update(ready)
+
+    def uneven_batch(self, layout: Layout) -> int:
+        """Batch axes split unevenly (under MPI: fields cut mid-component)."""
+        return sum(1 for a in range(layout.ndim) if a not in self.axes and not layout.is_even(a))
+
+
+def _rank(chain: Chain, rules: _Rules) -> tuple[int, int, int]:
+    """How bad a chain's outcome is, worst first: mesh axes idle in its output
+    (devices repeating work), all-gathers, batch axes split unevenly."""
+    return (len(chain.out_layout.unused_mesh_axes),
+            sum(isinstance(st, Gather) for st in chain.stages), rules.uneven_batch(chain.out_layout))
+
+
+def _initial_scatters(layout: Layout, axes, stages: list) -> Layout:
+    """A mesh axis the input is replicated over takes an axis it divides: each device
+    keeps its slice (no communication), so no device repeats another's work."""
     order = [a for a in range(layout.ndim) if a not in axes] + list(axes[:-1]) + list(axes[-1:])
     for m in layout.unused_mesh_axes:
         p = layout.grid_size(m)
@@ -141,47 +231,26 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         if take is not None:
             stages.append(Scatter(m, p, take))
             layout = after(layout, stages[-1])
+    return layout
 
-    def allowed(a: int) -> bool:
-        """Whether axis ``a`` may be transformed now (real kinds order their axes)."""
-        if a in r2r:              # real to real: keeps real data real
-            return True
-        if kind == "r2c":         # with or after the halved axis
-            return a == real or real in done or layout.split[real] is None
-        if kind == "c2r" and a == real:    # after every other axis
-            return all(b in done for b in fourier if b != real)
-        return True
 
+def _greedy(in_layout: Layout, rules: _Rules, even_output: bool) -> Chain:
+    """The walk: transform what is whole, move one split onto a whole axis, repeat."""
+    axes = rules.axes
+    stages: list[Stage] = []
+    done: set[int] = set()
+    layout = _initial_scatters(in_layout, axes, stages)
     while True:
-        ready = tuple(a for a in axes if a not in done and layout.split[a] is None and allowed(a))
-        if ready:
-            now = [a for a in ready if a in r2r]        # first: on real data where real
-            stages.extend(LocalR2R(a, r2r[a]) for a in now)
-            done.update(now)
-            ready = tuple(a for a in ready if a not in r2r)
-            if not ready:
-                continue
-            if real in ready:
-                axes_now = tuple(a for a in ready if a != real) + (real,)
-                stages.append(RealFFT(axes_now, n, to_complex=(kind == "r2c")))
-                layout = after(layout, stages[-1])
-            else:
-                stages.append(LocalFFT(ready))
-            for a in (a for a in ready if a in (spectral or {})):   # dealiasing
-                want = spectral[a] // 2 + 1 if a == real and kind == "r2c" else spectral[a]
-                if want != layout.shape[a]:
-                    stages.append(Resize(a, layout.shape[a], want, halved=(a == real)))
-                    layout = after(layout, stages[-1])
-            done.update(ready)
-            continue
-        pending = [a for a in axes if a not in done and allowed(a)]
+        layout = rules.transform(layout, done, stages)
+        pending = [a for a in axes if a not in done and rules.allowed(layout, done, a)]
         if not pending:
             break
         # a whole axis that may take the split: done, a batch axis, or one that must
         # wait (real kinds), the waiting ones last; a batch axis the split does not
         # divide only where nothing else can take it (its entries are the caller's
         # fields: a block with part of them breaks code that works field by field)
-        targets = [a for a in layout.local_axes if a in done or a not in axes or not allowed(a)]
+        targets = [a for a in layout.local_axes
+                   if a in done or a not in axes or not rules.allowed(layout, done, a)]
         if targets:
             gather, scatter = min(
                 ((g, s) for g in pending for s in targets),
@@ -205,6 +274,91 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
     if even_output:
         layout = _even_up(layout, stages)
     return Chain(in_layout, layout, tuple(stages))
+
+
+#: the most layouts :func:`_search` visits (a 4-d array on a 3-axis mesh has a few
+#: thousand, with which axes are done)
+SEARCH_LIMIT = 20_000
+
+
+def _search(in_layout: Layout, rules: _Rules, even_output: bool) -> Chain | None:
+    """The chain of fewest exchanges, and no all-gather, to an output with every axis
+    transformed (and evenly split if ``even_output``), or ``None`` if there is none.
+
+    Cheapest first over states (layout, axes done). A move is an exchange (the minor
+    part of an axis's split, or all of it, onto a whole axis, or onto a split one as
+    its minor part; a move where either axis keeps other mesh axes only between evenly
+    split axes) or a local slice (:class:`~pfft.stages.Scatter`) of a mesh axis the
+    data is replicated over onto a whole axis; never onto an axis with fewer points
+    than devices splitting it (they would idle: where that is the only way the gather
+    stays, and a 1-D transform goes to :mod:`pfft.split_fft`'s six-step algorithm).
+    After each move every axis that may go is transformed (:meth:`_Rules.transform`).
+    Costs compare as (exchanges, elements each device sends, stages). An output with
+    no idle mesh axis and no unevenly split batch axis ends the search; failing one,
+    the best outcome found is returned.
+    """
+    axes = set(rules.axes)
+    heap: list = []
+    tick = itertools.count()
+
+    def push(cost, layout, done, stages):
+        heapq.heappush(heap, (cost, next(tick), layout, done, stages))
+
+    for scatter in (True, False):   # the walk's local slices first, or none
+        stages: list[Stage] = []
+        done: set[int] = set()
+        layout = _initial_scatters(in_layout, rules.axes, stages) if scatter else in_layout
+        layout = rules.transform(layout, done, stages)
+        push((0, 0, len(stages)), layout, frozenset(done), tuple(stages))
+    seen: set = set()
+    best = None
+    while heap and len(seen) < SEARCH_LIMIT:
+        cost, _, layout, done, stages = heapq.heappop(heap)
+        if (layout, done) in seen:
+            continue
+        seen.add((layout, done))
+        if done == axes and (not even_output or layout.is_even()):
+            chain = Chain(in_layout, layout, stages)
+            key = (_rank(chain, rules), cost)
+            if best is None or key < best[0]:
+                best = (key, chain)
+            if key[0] == (0, 0, 0):
+                break
+        for stage in _moves(layout):
+            nxt = after(layout, stage)
+            more: list[Stage] = [stage]
+            now = set(done)
+            nxt = rules.transform(nxt, now, more)
+            sent = math.prod(layout.local_shape) if isinstance(stage, Exchange) else 0
+            push((cost[0] + isinstance(stage, Exchange), cost[1] + sent, cost[2] + len(more)),
+                 nxt, frozenset(now), stages + tuple(more))
+    return None if best is None else best[1]
+
+
+def _moves(layout: Layout):
+    """The data movements :func:`_search` may take from ``layout``."""
+    for g in range(layout.ndim):
+        names = names_of(layout.split[g])
+        for j in range(len(names)):           # move names[j:], keep names[:j]
+            moved, keep = names[j:], names[:j]
+            size = layout.grid_size(moved)
+            for s in range(layout.ndim):
+                if s == g:
+                    continue
+                had = layout.parts(s)
+                if layout.shape[s] < had * size:     # devices left with no point
+                    continue
+                # a partial move (either axis keeps other mesh axes) only between
+                # axes split evenly before and after, so that its inverse is one too
+                if (keep or had > 1) and (not layout.is_even(g)
+                                          or layout.shape[s] % (had * size) != 0):
+                    continue
+                yield Exchange(split_entry(moved), size, g, s,
+                               gather_keep=layout.grid_size(keep), scatter_had=had)
+    for m in layout.unused_mesh_axes:
+        for a in layout.local_axes:
+            if layout.shape[a] >= layout.grid_size(m):
+                yield Scatter(m, layout.grid_size(m), a)
 
 
 def _move(layout: Layout, gather: int, scatter: int) -> Exchange:

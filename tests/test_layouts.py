@@ -228,10 +228,14 @@ def test_irfftn_of_a_padded_spectrum_returns_the_real_length():
     assert k.shape[2] > 12 // 2 + 1                      # padded to a multiple of 2
     y = pfft.irfftn(k)
     assert y.shape == u.shape and rel_err(y, u) <= 1e-12
-    # a plan of length 13 makes the same padded spectrum: then s must say which
-    pfft.plan((12, 12, 13), u.dtype, mesh, kind="r2c", spectrum="padded")
-    with pytest.raises(ValueError, match="pass s"):
-        pfft.irfftn(k)
+    # a plan of length 13 makes padded spectra of the same shape and sharding: made
+    # (not called) it changes nothing; once its forward call made one last, irfftn
+    # without s takes that plan's length, and s says otherwise
+    other = pfft.plan((12, 12, 13), u.dtype, mesh, kind="r2c", spectrum="padded")
+    assert other.out_shape == k.shape and other.out_sharding.is_equivalent_to(k.sharding, 3)
+    assert rel_err(pfft.irfftn(k), u) <= 1e-12
+    other.forward(np.zeros((12, 12, 13)))
+    assert pfft.irfftn(k).shape == (12, 12, 13)
     assert rel_err(pfft.irfftn(k, s=u.shape), u) <= 1e-12
 
 
