@@ -90,6 +90,15 @@ def _plan_for(x, axes, norm, mesh, kind: str = "c2c") -> Plan:
     return get_plan(x.shape, complex_dtype(x.dtype), mesh, axes, norm, layout, kind=kind)
 
 
+def _runs_back(forward: Plan, layout: Layout | None) -> bool:
+    """Whether an inverse given an input in ``layout`` runs ``forward`` backwards: it
+    must be where that plan leaves its output (``None``: unseen under ``jit`` on an Auto
+    mesh, assumed so), and the plan must not have started replicated over a mesh axis
+    (backwards it would all-gather)."""
+    return layout is None or (layout == forward.chain.out_layout
+                              and not forward.chain.in_layout.unused_mesh_axes)
+
+
 def _inverse_plan_for(x, axes, norm, mesh) -> tuple[Plan, Variant]:
     """The plan and variant running ``ifftn`` on ``x``: a forward plan backwards when
     ``x`` is in (or, unseen under ``jit`` on an Auto mesh, assumed to be in) the
@@ -106,10 +115,7 @@ def _inverse_plan_for(x, axes, norm, mesh) -> tuple[Plan, Variant]:
                                                         spec_of(x))
     source = origin.chain.in_layout if origin is not None else default_layout(x.shape, axes, grid)
     forward = get_plan(x.shape, cdtype, mesh, axes, norm, source)
-    # the forward plan backwards, unless its input (where that ends) was replicated
-    # over a mesh axis and x's own layout is known: running it back would all-gather
-    if layout is None or (layout == forward.chain.out_layout
-                          and not forward.chain.in_layout.unused_mesh_axes):
+    if _runs_back(forward, layout):
         return forward, Variant(reverse=True, inverse=True)
     plan = get_plan(x.shape, cdtype, mesh, axes, norm, layout)
     return plan, Variant(reverse=False, inverse=True)
@@ -321,10 +327,7 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     source = (origin.chain.in_layout if origin is not None and origin.shape == real_shape
               and origin.spectrum == spectrum else default_layout(real_shape, axes, grid))
     r2c = get_plan(real_shape, cdtype, mesh, axes, norm, source, kind="r2c", spectrum=spectrum)
-    # that plan backwards, unless its input was replicated over a mesh axis and x's
-    # own layout is known: running it back would all-gather (as for ifftn)
-    if layout is None or (layout == r2c.chain.out_layout
-                          and not r2c.chain.in_layout.unused_mesh_axes):
+    if _runs_back(r2c, layout):
         y = r2c.backward(x)
     else:
         c2r = get_plan(spectrum_shape, cdtype, mesh, axes, norm, layout, kind="c2r", n=s[-1])

@@ -1,4 +1,5 @@
-"""A small thread-safe LRU cache: the plan caches of :mod:`pfft.plan` and :mod:`pfft.mpi`."""
+"""A small thread-safe LRU cache: the plan caches of :mod:`pfft.plan` and :mod:`pfft.mpi`,
+and :data:`pfft.plan.ORIGINS`."""
 from __future__ import annotations
 
 import collections
@@ -30,6 +31,21 @@ class LRUCache:
             value = self._data[key] = make()
             self._evict()
             return value
+
+    def put(self, key: Hashable, value) -> None:
+        """Store ``value`` under ``key`` as the most recently used."""
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            self._evict()
+
+    def get(self, key: Hashable, default=None):
+        """The value stored under ``key`` (``default`` if none); counts as a use."""
+        with self._lock:
+            if key not in self._data:
+                return default
+            self._data.move_to_end(key)
+            return self._data[key]
 
     def values(self) -> list:
         """A snapshot of the cached values, oldest first."""

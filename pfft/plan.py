@@ -252,11 +252,7 @@ class _Origins:
     """
 
     def __init__(self, maxsize: int = 256):
-        import threading
-        from collections import OrderedDict
-        self._data: "OrderedDict[tuple, weakref.ref]" = OrderedDict()
-        self._lock = threading.Lock()
-        self._maxsize = maxsize
+        self._refs = LRUCache(maxsize)          # key -> weakref.ref(plan)
 
     @staticmethod
     def key(kind: str, shape, dtype, mesh, axes, spec, kinds) -> tuple:
@@ -271,23 +267,17 @@ class _Origins:
             return
         key = self.key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
                        plan.out_sharding.spec, plan.kinds)
-        with self._lock:
-            self._data[key] = weakref.ref(plan)
-            self._data.move_to_end(key)
-            while len(self._data) > self._maxsize:
-                self._data.popitem(last=False)
+        self._refs.put(key, weakref.ref(plan))
 
     def lookup(self, kind: str, shape, dtype, mesh, axes, spec, kinds=None) -> "Plan | None":
         """The plan whose forward call last produced such an output, if it is alive."""
         if spec is None or mesh is None:
             return None
-        with self._lock:
-            ref = self._data.get(self.key(kind, shape, dtype, mesh, axes, spec, kinds))
+        ref = self._refs.get(self.key(kind, shape, dtype, mesh, axes, spec, kinds))
         return None if ref is None else ref()
 
     def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
+        self._refs.clear()
 
 
 ORIGINS = _Origins()

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .api import _as_array, _layout_of, _place_out, _prepare, _resize
+from .api import _as_array, _layout_of, _place_out, _prepare, _resize, _runs_back
 from .arguments import check_norm, check_orthogonalize, normalize_axes, r2r_dtype
 from .autodiff import BACKWARD
 from .grid import grid_axes
@@ -96,18 +96,15 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
     if not inverse:
         y = plan_for(t, norm, layout or default_layout(x.shape, axes, grid)).forward(x)
         return _place_out(y, out_sharding, mesh, where)
-    # the inverse: the forward plan run backwards where x is where that plan leaves its
-    # output (so a round trip comes back in the input's sharding: the plan is the one
-    # that made x where pfft saw it happen), else scipy's
-    # identity idct(type t, norm) = dct(type 2 <-> 3, backward <-> forward) from x's
-    # own layout
-    # the plan whose forward call last made an output of this shape and sharding
+    # the inverse: the forward plan that last made an output like x (else the one from
+    # the default layout) run backwards where x is where it leaves its output, so a
+    # round trip comes back in the input's sharding; else scipy's identity
+    # idct(type t, norm) = dct(type 2 <-> 3, backward <-> forward) from x's own layout
     origin = None if layout is None else ORIGINS.lookup(
         "c2c", x.shape, dtype, mesh, axes, spec_of(x), (f"{family}{t}",) * len(axes))
     forward = plan_for(t, norm, origin.chain.in_layout if origin is not None
                        else default_layout(x.shape, axes, grid))
-    if layout is None or (layout == forward.chain.out_layout
-                          and not forward.chain.in_layout.unused_mesh_axes):
+    if _runs_back(forward, layout):
         y = forward._call(x, BACKWARD)
     else:
         y = plan_for({2: 3, 3: 2}.get(t, t), _SWAP_NORM[norm], layout).forward(x)
