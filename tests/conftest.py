@@ -1,4 +1,5 @@
 """Test set-up: 8 simulated CPU devices and float64, before JAX starts its backend."""
+import itertools
 import os
 
 os.environ.setdefault("XLA_FLAGS", "")
@@ -16,6 +17,7 @@ import pytest  # noqa: E402
 jax.config.update("jax_enable_x64", os.environ.get("PFFT_TEST_X64", "1") != "0")
 
 from hypothesis import settings, strategies as st  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from numerics import rel_err  # noqa: E402,F401  (re-exported to the tests)
 
@@ -92,3 +94,16 @@ def numpy_axes(axes, s, ndim) -> tuple[int, ...]:
     if axes is not None:
         return tuple(a % ndim for a in axes)
     return tuple(range(ndim - (ndim if s is None else len(s)), ndim))
+
+
+def all_specs(ndim, names):
+    """Every PartitionSpec of an ``ndim``-d array over mesh axes ``names``: each mesh
+    axis on at most one array axis, several on one axis in every order."""
+    for place in itertools.product(range(ndim + 1), repeat=len(names)):
+        entries = [[m for m, a in zip(names, place) if a == axis] for axis in range(ndim)]
+        multi = [i for i, e in enumerate(entries) if len(e) > 1]
+        for orders in itertools.product(*(itertools.permutations(entries[i]) for i in multi)):
+            e = list(entries)
+            for i, order in zip(multi, orders):
+                e[i] = list(order)
+            yield P(*(None if not x else x[0] if len(x) == 1 else tuple(x) for x in e))

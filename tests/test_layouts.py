@@ -5,7 +5,6 @@ and a 2-D mesh, every transform); hypothesis samples the large one (2x4 meshes, 
 arrays, ``axes`` subsets in any order, ``s``, uneven sizes). Each case compiles the
 call under ``jit`` and reads the compiled HLO.
 """
-import itertools
 import warnings
 
 import jax
@@ -19,22 +18,9 @@ import pfft
 from pfft.layout import names_of
 from pfft.hlo import count_collectives
 from pfft.plan import ReplicationWarning
-from conftest import NORMS, rel_err
+from conftest import NORMS, all_specs, rel_err
 
 KINDS = ("fftn", "ifftn", "rfftn", "irfftn")
-
-
-def all_specs(ndim, names):
-    """Every PartitionSpec of an ``ndim``-d array over mesh axes ``names``: each mesh
-    axis on at most one array axis, several on one axis in every order."""
-    for place in itertools.product(range(ndim + 1), repeat=len(names)):
-        entries = [[m for m, a in zip(names, place) if a == axis] for axis in range(ndim)]
-        multi = [i for i, e in enumerate(entries) if len(e) > 1]
-        for orders in itertools.product(*(itertools.permutations(entries[i]) for i in multi)):
-            e = list(entries)
-            for i, order in zip(multi, orders):
-                e[i] = list(order)
-            yield P(*(None if not x else x[0] if len(x) == 1 else tuple(x) for x in e))
 
 
 def test_the_spec_enumeration_is_complete():

@@ -18,7 +18,8 @@ from pfft.engines.r2r import R2R
 from pfft.layout import Layout, layout_from_spec, names_of
 from pfft.planner import build_chain
 from pfft.stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter
-from test_layouts import _fits, _used, all_specs, check_layout
+from conftest import all_specs
+from test_layouts import _fits, _used, check_layout
 
 GRIDS = {"2x4": (("x", 2), ("y", 4)), "2x2": (("x", 2), ("y", 2)), "4": (("x", 4),),
          "2x2x2": (("a", 2), ("b", 2), ("c", 2))}
