@@ -186,7 +186,7 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
     if spec is not None:   # an axis no other axis can take the split of: done where it lies
         scale = norm_scale(norm, inverse, x.shape[axes[0]])
         y = split_fft.split_axis_fft(x, axes[0], inverse=inverse, scale=scale, mesh=mesh,
-                                     spec=spec)
+                                     spec=spec, where=where)
         return _place_out(y, out_sharding, mesh, where)
     if inverse:
         plan, variant = _inverse_plan_for(x, axes, norm, mesh)

@@ -130,15 +130,16 @@ def _six_step(block, names, p: int, n1: int, n2: int, inverse: bool, scale: floa
 
 
 def split_axis_fft(x, axis: int, *, inverse: bool, scale: float, mesh,
-                   spec: PartitionSpec):
+                   spec: PartitionSpec, where: str = "fft"):
     """The complex FFT of ``x`` along ``axis`` in sharding ``spec`` (from
     :func:`split_spec`), times ``scale`` (the unnormalised transform, forward or
     inverse sign); the result in the same sharding.
 
-    Other axes may be split too; they are carried along as batch axes.
+    Other axes may be split too; they are carried along as batch axes. ``where``
+    names the public function in error messages.
     """
     from .toolkit._blocks import blocks_of   # the toolkit imports pfft.api, which imports this
-    x, blocks = blocks_of(x, mesh, spec, where="fft")
+    x, blocks = blocks_of(x, mesh, spec, where=where)
     names, p = blocks.split[axis], blocks.parts[axis]
     n1, n2 = factors(x.shape[axis], p)
     x = x.astype(complex_dtype(x.dtype))
