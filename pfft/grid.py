@@ -12,9 +12,9 @@ from typing import Sequence
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import Mesh
 
-__all__ = ["dims_create", "make_mesh", "grid_axes", "mesh_of"]
+__all__ = ["dims_create", "make_mesh", "grid_axes"]
 
 DEFAULT_AXIS_NAMES = {1: ("x",), 2: ("x", "y")}
 
@@ -129,15 +129,3 @@ def vmapped_mesh_axes() -> frozenset[str]:
         return frozenset(env.spmd_axis_names) | frozenset(env.explicit_mesh_axis_names)
     except (ImportError, AttributeError):  # pragma: no cover - other jax versions
         return frozenset()
-
-
-def mesh_of(x) -> Mesh | None:
-    """The concrete mesh an array is sharded on, or ``None`` if it has none.
-
-    Works for concrete ``jax.Array`` values with a :class:`NamedSharding`. Inside
-    ``jit`` a tracer carries no concrete mesh; pass ``mesh=`` there.
-    """
-    sharding = getattr(x, "sharding", None)
-    if isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, Mesh):
-        return sharding.mesh
-    return None

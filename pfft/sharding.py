@@ -20,19 +20,46 @@ def is_explicit(mesh) -> bool:
 def mesh_of(x):
     """The mesh ``x`` is sharded on (concrete, or abstract inside ``jit``), or ``None``.
 
-    Inside ``jit`` the mesh is known from an Explicit-axes sharding in ``x``'s type
-    or from a ``jax.set_mesh`` context; otherwise pass ``mesh=``.
+    Inside ``jit`` the mesh is known from ``x``'s type (Explicit axes), a
+    ``jax.set_mesh`` context, or else the Auto-axes mesh in ``x``'s type (the mesh the
+    jitted function's argument was sharded on). Inside a ``shard_map`` over every mesh axis ``x`` is one device's
+    block: no mesh (a local transform, as ``jnp.fft`` gives).
+
+    Raises
+    ------
+    ValueError
+        Inside a ``shard_map`` that leaves some mesh axes free: pfft cannot
+        distribute over a part of the mesh.
     """
     if is_tracer(x):
         mesh = getattr(jax.typeof(x).sharding, "mesh", None)
         if mesh is not None and not mesh.empty and is_explicit(mesh):
-            return mesh
+            return _outside_shard_map(mesh)
         ctx = jax.sharding.get_abstract_mesh()
-        return None if ctx.empty else ctx
+        if not ctx.empty:
+            mesh = ctx
+        if mesh is None or mesh.empty:
+            return None
+        return _outside_shard_map(mesh)
     sharding = getattr(x, "sharding", None)
     if isinstance(sharding, NamedSharding):
         return sharding.mesh
     return None
+
+
+def _outside_shard_map(mesh):
+    """``mesh``, or ``None`` where a ``shard_map`` made all its axes manual."""
+    types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ())))
+    big = [m for m, n in mesh.shape.items() if n > 1]
+    manual = [m for m in big if types.get(m) == jax.sharding.AxisType.Manual]
+    if not manual:
+        return mesh
+    if len(manual) == len(big):
+        return None
+    free = [m for m in big if m not in manual]
+    raise ValueError(f"pfft: called inside a shard_map over mesh axes {manual} that leaves "
+                     f"{free} free; transform the block locally (a shard_map over every mesh "
+                     f"axis) or call pfft outside the shard_map")
 
 
 def spec_of(x) -> PartitionSpec | None:

@@ -363,3 +363,45 @@ def test_a_particle_mesh_force_step_on_an_auto_mesh_adds_no_exchanges():
     pot = np.where(k2 > 0, -rk / np.where(k2 > 0, k2, 1.0), 0)
     for f, k in zip(jax.jit(forces)(x), kx):
         assert rel_err(f, np.fft.irfftn(-1j * k * pot, s=rho.shape)) <= 1e-12
+
+
+def test_a_jitted_step_on_the_users_auto_mesh_finds_the_mesh_without_mesh_argument():
+    """A mesh the user made (Auto axes, own names), no `mesh=` and no `jax.set_mesh`:
+    the jitted argument's type carries the abstract mesh, so pfft distributes (the
+    planned exchanges, no gather) and the round trip keeps the input's sharding."""
+    mesh = jax.make_mesh((2, 4), ("gx", "gy"), axis_types=(AxisType.Auto,) * 2)
+    u = np.random.default_rng(11).standard_normal((16, 16, 8))
+    x = jax.device_put(u, NamedSharding(mesh, P("gx", "gy")))
+
+    def step(a):
+        return pfft.irfftn(pfft.rfftn(a) * 2.0)
+
+    y = jax.jit(step)(x)
+    assert rel_err(y, 2.0 * u) <= 1e-12
+    assert y.sharding.is_equivalent_to(x.sharding, 3)
+    plan = pfft.plan(u.shape, u.dtype, mesh, kind="r2c")
+    got = _collective_count(step, x)
+    assert got["all-gather"] == 0 and got["all-reduce"] == 0, got
+    for op in ("all-to-all", "collective-permute"):
+        assert got[op] == plan.collectives()[op] + plan.collectives(reverse=True)[op], got
+    k = jax.jit(pfft.fftn)(x)
+    assert rel_err(k, np.fft.fftn(u)) <= 1e-12 and not k.sharding.is_fully_replicated
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto])
+def test_inside_a_users_shard_map_the_transform_is_local(axis_type):
+    """In a shard_map over every mesh axis a block is one device's: pfft transforms it
+    locally, as jnp.fft does; a shard_map leaving a mesh axis free is refused."""
+    mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(axis_type,) * 2)
+    u = np.random.default_rng(12).standard_normal((4, 8, 8, 6))
+    x = jax.device_put(u, NamedSharding(mesh, P("a", "b")))
+    local = jax.jit(jax.shard_map(lambda b: pfft.fftn(b, axes=(1, 2, 3)), mesh=mesh,
+                                  in_specs=P("a", "b"), out_specs=P("a", "b")))
+    want = np.concatenate([np.concatenate([np.fft.fftn(blk, axes=(1, 2, 3))
+                                           for blk in np.split(row, 4, axis=1)], axis=1)
+                           for row in np.split(u, 2, axis=0)], axis=0)
+    assert rel_err(local(x), want) <= 1e-12
+    partial = jax.jit(jax.shard_map(lambda b: pfft.fftn(b, axes=(1, 2, 3)), mesh=mesh,
+                                    in_specs=P("a"), out_specs=P("a"), axis_names={"a"}))
+    with pytest.raises(ValueError, match="leaves \\['b'\\] free"):
+        partial(x)
