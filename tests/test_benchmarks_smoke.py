@@ -263,20 +263,3 @@ def test_split_fft_benchmark_tiny(tmp_path):
             assert 0 < float(r[key]) < math.inf, (key, r)
     assert (tmp_path / "split_fft.png").stat().st_size > 1000
     assert "**pfft / 1 device**" in proc.stdout
-
-
-def test_fresh_memory_benchmark_tiny(tmp_path):
-    """`python -m benchmarks.fresh_memory` at 16³ on 2x2: both allocator settings run
-    in their own process, pfft agrees with one device, every time is positive."""
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.fresh_memory", "--size", "16",
-                           "--kinds", "rfftn", "--pairs", "2", "--out", str(tmp_path)],
-                          cwd=ROOT, env=_env_without_simulated_devices(), capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(tmp_path / "fresh_memory.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert [r["allocator"] for r in rows] == ["glibc default", "freed blocks kept"]
-    for r in rows:
-        assert float(r["error"]) < 1e-5, r
-        for key in ("pfft ms", "one device ms", "ratio"):
-            assert 0 < float(r[key]) < math.inf, (key, r)
