@@ -181,6 +181,9 @@ def _place_out(y, out_sharding, mesh, where: str):
 
 def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
     x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
+    given = x
+    resized_from = (ORIGINS.source("c2c", x.shape, x.dtype, mesh, axes, spec_of(x))
+                    if inverse else None)
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
     spec = split_fft.split_spec(x, axes[0], mesh) if len(axes) == 1 else None
     if spec is not None:   # an axis no other axis can take the split of: done where it lies
@@ -190,10 +193,27 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
         return _place_out(y, out_sharding, mesh, where)
     if inverse:
         plan, variant = _inverse_plan_for(x, axes, norm, mesh)
-        y = plan._call(x, variant)
+        y = _back_to_source(plan._call(x, variant), resized_from, out_sharding, mesh)
     else:
         y = _plan_for(x, axes, norm, mesh).forward(x)
+        _record_source("c2c", y, given, x, mesh, axes)
     return _place_out(y, out_sharding, mesh, where)
+
+
+def _record_source(kind: str, y, given, resized, mesh, axes, kinds=None) -> None:
+    """A forward call that resized its input (``s``) notes where the input was, so
+    that the inverse resizing back returns there (:func:`_back_to_source`)."""
+    if resized is not given and tuple(resized.shape) != tuple(given.shape):
+        ORIGINS.record_source(kind, y, mesh, axes, given.shape, spec_of(given), kinds)
+
+
+def _back_to_source(y, source, out_sharding, mesh):
+    """``y``, placed in the sharding of the array its input spectrum was made from when
+    the forward call resized it and ``y`` has that array's shape again: the round
+    trip ``ifftn(fftn(u, s=big), s=u.shape)`` keeps ``u``'s type (a loop carry)."""
+    if source is None or out_sharding is not None or tuple(y.shape) != source[0]:
+        return y
+    return place(y, NamedSharding(mesh, source[1]))
 
 
 def fftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -271,9 +291,11 @@ def _rfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     if np.issubdtype(x.dtype, np.complexfloating):
         raise TypeError(f"{where}: x must be real, got dtype {x.dtype} (use the complex "
                         f"transform for complex input)")
+    given = x
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
-    plan = _plan_for(x, axes, norm, mesh, kind="r2c")
-    return _place_out(plan.forward(x), out_sharding, mesh, where)
+    y = _plan_for(x, axes, norm, mesh, kind="r2c").forward(x)
+    _record_source("r2c", y, given, x, mesh, axes)
+    return _place_out(y, out_sharding, mesh, where)
 
 
 def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -302,6 +324,7 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     grid = grid_axes(mesh)
     # the real plan whose forward call last made a spectrum of this shape and sharding
     origin = ORIGINS.lookup("r2c", x.shape, x.dtype, mesh, axes, spec_of(x))
+    resized_from = ORIGINS.source("r2c", x.shape, x.dtype, mesh, axes, spec_of(x))
     if origin is not None and origin.spectrum == "padded" and (
             s is None or tuple(s) == tuple(origin.shape[a] for a in axes)):
         # a padded spectrum (any axis may be padded): its plan knows the real shape
@@ -332,7 +355,8 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     else:
         c2r = get_plan(spectrum_shape, cdtype, mesh, axes, norm, layout, kind="c2r", n=s[-1])
         y = c2r._call(x, Variant(reverse=False, inverse=True))
-    return _place_out(y, out_sharding, mesh, where)
+    return _place_out(_back_to_source(y, resized_from, out_sharding, mesh), out_sharding,
+                      mesh, where)
 
 
 def _padded_layout(x, spectrum_shape, last: int, mesh) -> Layout | None:

@@ -28,7 +28,7 @@ from .hlo import count_collectives
 from .layout import Layout, default_layout, names_of
 from .lru import LRUCache
 from .pieces import shifted
-from .sharding import is_tracer, place
+from .sharding import is_tracer, place, spec_of
 from .stages import Gather
 from .transports import xla as xla_transport
 
@@ -247,8 +247,10 @@ class _Origins:
     ``ifftn(fftn(u))`` must still give ``u``'s sharding back (a ``fori_loop`` carry
     must keep its type) and a padded spectrum its real length, so every
     :meth:`Plan.forward` call (eager or traced) records its plan here under its
-    output's description; the inverse transforms look it up. Bounded, thread-safe,
-    and holding plans weakly (an evicted plan is not kept alive).
+    output's description; the inverse transforms look it up. A forward call that the
+    API resized first (numpy's ``s``) also records where its input was
+    (:meth:`record_source`). Bounded, thread-safe, and holding plans weakly (an
+    evicted plan is not kept alive).
     """
 
     def __init__(self, maxsize: int = 256):
@@ -275,6 +277,24 @@ class _Origins:
             return None
         ref = self._refs.get(self.key(kind, shape, dtype, mesh, axes, spec, kinds))
         return None if ref is None else ref()
+
+    def record_source(self, kind: str, y, mesh, axes, shape, spec, kinds=None) -> None:
+        """Note that the forward transform ``y`` was made from an array of ``shape`` in
+        ``spec`` that the API resized first (numpy's ``s``): the plan saw only the
+        resized array, so an inverse that resizes back places its result there."""
+        y_spec = spec_of(y)
+        if y_spec is None or spec is None or mesh is None:
+            return
+        key = ("source",) + self.key(kind, y.shape, y.dtype, mesh, axes, y_spec, kinds)
+        self._refs.put(key, (tuple(shape), spec))
+
+    def source(self, kind: str, shape, dtype, mesh, axes, spec, kinds=None):
+        """``(shape, spec)`` of the array a resizing forward call that produced such an
+        output started from (:meth:`record_source`), or ``None``."""
+        if spec is None or mesh is None:
+            return None
+        return self._refs.get(("source",) + self.key(kind, shape, dtype, mesh, axes, spec,
+                                                     kinds))
 
     def clear(self) -> None:
         self._refs.clear()

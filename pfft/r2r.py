@@ -16,7 +16,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .api import _as_array, _layout_of, _place_out, _prepare, _resize, _runs_back
+from .api import (_as_array, _back_to_source, _layout_of, _place_out, _prepare,
+                  _record_source, _resize, _runs_back)
 from .arguments import check_norm, check_orthogonalize, normalize_axes, r2r_dtype
 from .autodiff import BACKWARD
 from .grid import grid_axes
@@ -83,32 +84,36 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
         if len(along) == len(s):
             s = tuple(x.shape[a] if n == -1 else n for a, n in zip(along, s))
     x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
+    given, kinds = x, (f"{family}{t}",) * len(axes)
+    resized_from = (ORIGINS.source("c2c", x.shape, r2r_dtype(x.dtype), mesh, axes,
+                                   spec_of(x), kinds) if inverse else None)
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
     dtype = r2r_dtype(x.dtype)
     grid = grid_axes(mesh)
     layout = _layout_of(x, mesh)
 
     def plan_for(t, norm, layout) -> Plan:
-        kinds = (f"{family}{t}",) * len(axes)
-        return get_plan(x.shape, dtype, mesh, axes, norm, layout, kinds=kinds,
-                        orthogonalize=orth)
+        return get_plan(x.shape, dtype, mesh, axes, norm, layout,
+                        kinds=(f"{family}{t}",) * len(axes), orthogonalize=orth)
 
     if not inverse:
         y = plan_for(t, norm, layout or default_layout(x.shape, axes, grid)).forward(x)
+        _record_source("c2c", y, given, x, mesh, axes, kinds)
         return _place_out(y, out_sharding, mesh, where)
     # the inverse: the forward plan that last made an output like x (else the one from
     # the default layout) run backwards where x is where it leaves its output, so a
     # round trip comes back in the input's sharding; else scipy's identity
     # idct(type t, norm) = dct(type 2 <-> 3, backward <-> forward) from x's own layout
     origin = None if layout is None else ORIGINS.lookup(
-        "c2c", x.shape, dtype, mesh, axes, spec_of(x), (f"{family}{t}",) * len(axes))
+        "c2c", x.shape, dtype, mesh, axes, spec_of(x), kinds)
     forward = plan_for(t, norm, origin.chain.in_layout if origin is not None
                        else default_layout(x.shape, axes, grid))
     if _runs_back(forward, layout):
         y = forward._call(x, BACKWARD)
     else:
         y = plan_for({2: 3, 3: 2}.get(t, t), _SWAP_NORM[norm], layout).forward(x)
-    return _place_out(y, out_sharding, mesh, where)
+    return _place_out(_back_to_source(y, resized_from, out_sharding, mesh), out_sharding,
+                      mesh, where)
 
 
 _PARAMS = """

@@ -178,6 +178,13 @@ def test_inverse_comes_back_in_any_input_sharding():
         xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
         y = pfft.idstn(pfft.dstn(xs, 2), 2)
         assert y.sharding.is_equivalent_to(xs.sharding, 3) and rel_err(y, x) < 1e-13
+    # through a zero-padded s and back: the forward plan saw only the padded array
+    big = (10, 14, 12)
+    for fwd, inv, sfwd, sinv in ((pfft.dctn, pfft.idctn, sf.dctn, sf.idctn),
+                                 (pfft.dstn, pfft.idstn, sf.dstn, sf.idstn)):
+        y = inv(fwd(xs, s=big), s=x.shape)
+        assert y.sharding.is_equivalent_to(xs.sharding, 3), (fwd, y.sharding)
+        assert rel_err(y, sinv(sfwd(x, s=big), s=x.shape)) < 1e-13
 
 
 @pytest.mark.parametrize("bad, error", [
