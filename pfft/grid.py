@@ -1,9 +1,10 @@
 """Device grids: building meshes and reading the grid a mesh describes.
 
 A *grid* is the part of a :class:`jax.sharding.Mesh` that pfft distributes over:
-its axes of size greater than one, at most two of them (one for a slab, two for a
-pencil decomposition). Axes of size one are ignored, so a ``1x4`` mesh is a slab
-over four devices and a ``1x1`` mesh is a single device.
+its axes of size greater than one. Those that split transformed axes form the FFT
+grid (one for a slab, two for a pencil decomposition); any others shard batch axes.
+Axes of size one are ignored, so a ``1x4`` mesh is a slab over four devices and a
+``1x1`` mesh is a single device.
 """
 from __future__ import annotations
 
