@@ -22,8 +22,9 @@ def mesh_of(x):
 
     Inside ``jit`` the mesh is known from ``x``'s type (Explicit axes), a
     ``jax.set_mesh`` context, or else the Auto-axes mesh in ``x``'s type (the mesh the
-    jitted function's argument was sharded on). Inside a ``shard_map`` over every mesh axis ``x`` is one device's
-    block: no mesh (a local transform, as ``jnp.fft`` gives).
+    jitted function's argument was sharded on). Inside a ``shard_map`` over every mesh
+    axis ``x`` is one device's block: no mesh (a local transform, as ``jnp.fft``
+    gives).
 
     Raises
     ------
