@@ -203,7 +203,7 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
 def _record_source(kind: str, y, given, resized, mesh, axes, kinds=None) -> None:
     """A forward call that resized its input (``s``) notes where the input was, so
     that the inverse resizing back returns there (:func:`_back_to_source`)."""
-    if resized is not given and tuple(resized.shape) != tuple(given.shape):
+    if tuple(resized.shape) != tuple(given.shape):
         ORIGINS.record_source(kind, y, mesh, axes, given.shape, spec_of(given), kinds)
 
 

@@ -129,16 +129,15 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if any(not 0 <= a < in_layout.ndim for a in axes) or len(set(axes)) != len(axes):
         raise ValueError(f"axes {axes} are not distinct axes of a {in_layout.ndim}-d layout")
-    r2r = tuple(dict(r2r).items())
-    if any(a not in axes for a, _ in r2r):
-        raise ValueError(f"r2r axes {sorted(a for a, _ in r2r)} are not all among the "
-                         f"axes {axes}")
-    fourier = [a for a in axes if a not in dict(r2r)]
-    if kind != "c2c" and not fourier:
+    r2r = dict(r2r)
+    if any(a not in axes for a in r2r):
+        raise ValueError(f"r2r axes {sorted(r2r)} are not all among the axes {axes}")
+    if kind != "c2c" and all(a in r2r for a in axes):
         raise ValueError(f"kind {kind!r} needs an axis that is not real-to-real")
     spectral_items = tuple(sorted((spectral or {}).items()))
     # not cached here: plans are (pfft.plan's bounded cache holds them with their chains)
-    return _plan(in_layout, tuple(axes), kind, n, bool(even_output), spectral_items, r2r)
+    return _plan(in_layout, tuple(axes), kind, n, bool(even_output), spectral_items,
+                 tuple(r2r.items()))
 
 
 def _plan(in_layout: Layout, axes: tuple[int, ...], kind: str, n: int | None,
