@@ -45,12 +45,19 @@
 //
 // Work: lines along `axis` are taken in batches of neighbours along the innermost
 // other axis (16 when the lines are contiguous in the input, else 64, so that strided
-// reads use whole cache lines; $PFFT_PIECES_BATCH overrides, up to 64), gathered from
-// the input pieces into a scratch block, transformed there by DUCC (vectorised across
-// the batch) and scattered to the output pieces. Each element is read once and written
-// once. The output buffers get huge-page advice (huge_pages.h). An r2r pass on complex
-// pieces views each complex line as two real lines (the scratch block as a real array
-// with a trailing axis of 2), so DUCC transforms both parts in the same call.
+// reads use whole cache lines; $PFFT_PIECES_BATCH overrides, up to 64). Each element is
+// read once and written once; the output buffers get huge-page advice (huge_pages.h).
+// - c2c, r2c, c2r: the lines of a batch go from the input pieces straight into DUCC's
+//   SIMD layout (as many lines as a vector has lanes, one vector per point; then half
+//   vectors, then single lines), are transformed there by DUCC's 1-D plan (fetched
+//   once per call), and go straight from there to the output pieces: the two passes
+//   over memory of DUCC's own strided transforms, with the pieces' unpacking and
+//   packing in them.
+// - r2r and copy: the batch is gathered into a scratch block, transformed there by
+//   DUCC's DCT/DST (vectorised across the batch) or only scaled, and scattered. An r2r
+//   pass on complex pieces views each complex line as two real lines (the scratch
+//   block as a real array with a trailing axis of 2), so DUCC transforms both parts in
+//   the same call.
 
 #include <algorithm>
 #include <complex>
@@ -58,6 +65,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -140,86 +148,77 @@ struct R2RSpec {
   bool sine = false;
 };
 
-// One pass over the block: gather lines from the input pieces, transform (or not),
-// scatter to the output pieces. Tin/Tout are the element types of each side; lines
-// hold n_in points in and n_out out (c2c, copy, r2r: equal; r2c: n -> n/2+1; c2r:
-// n/2+1 -> n). `weights` (length n_out for r2c, n_in for c2r and c2c, or empty)
-// multiply the bins of the complex side: after an r2c, before a c2r or c2c; for r2r
-// they are the four end-point weights (or empty).
-template <typename T, typename Tin, typename Tout>
-void Run(const Side &in, const Side &out, size_t f, Mode mode, size_t n_in, size_t n_out,
-         bool forward, double scale, const std::vector<double> &weights, R2RSpec r2r,
-         size_t nthreads) {
-  using C = std::complex<T>;
-  const size_t r = in.dims.size();
-  // extents of the logical block, and the axes lines run over
-  std::vector<size_t> extent(r), ext_out(r);
-  for (size_t a = 0; a < r; ++a) {
-    ext_out[a] = out.total(a);
-    extent[a] = std::min(in.total(a), ext_out[a]);
+// The lines of one pass: the logical block's extents, the axes lines run over, and
+// batches of kBatch neighbouring lines along the innermost other axis.
+struct Walk {
+  size_t f = 0;                       // the transform axis
+  std::vector<size_t> extent, ext_out;  // input data (clipped to the output), output
+  std::vector<size_t> others;         // non-transform axes, outermost first
+  bool has_batch_axis = false;
+  size_t bx = 0, nb = 1, kBatch = 16, blocks = 1, outer = 1;
+
+  Walk(const Side &in, const Side &out, size_t f_) : f(f_) {
+    const size_t r = in.dims.size();
+    extent.resize(r);
+    ext_out.resize(r);
+    for (size_t a = 0; a < r; ++a) {
+      ext_out[a] = out.total(a);
+      extent[a] = std::min(in.total(a), ext_out[a]);
+    }
+    for (size_t a = 0; a < r; ++a)
+      if (a != f) others.push_back(a);
+    has_batch_axis = !others.empty();
+    bx = has_batch_axis ? others.back() : 0;
+    nb = has_batch_axis ? ext_out[bx] : 1;
+    // neighbour lines per batch: enough to use whole cache lines when the axis is strided
+    const char *env = std::getenv("PFFT_PIECES_BATCH");
+    const int requested = env ? std::atoi(env) : 0;
+    kBatch = requested > 0 ? std::min<size_t>(kMaxBatch, static_cast<size_t>(requested))
+                           : (in.strides[f] == 1 ? 16 : 64);
+    blocks = (nb + kBatch - 1) / kBatch;
+    for (size_t i = 0; i + 1 < others.size(); ++i) outer *= ext_out[others[i]];
   }
-  std::vector<size_t> others;  // non-transform axes, outermost first
-  for (size_t a = 0; a < r; ++a)
-    if (a != f) others.push_back(a);
-  const bool has_batch_axis = !others.empty();
-  const size_t bx = has_batch_axis ? others.back() : 0;
-  const size_t nb = has_batch_axis ? ext_out[bx] : 1;
-  // neighbour lines per batch: enough to use whole cache lines when the axis is strided
-  const char *env = std::getenv("PFFT_PIECES_BATCH");
-  const size_t kBatch = env ? std::min<size_t>(kMaxBatch, std::max(1, std::atoi(env)))
-                            : (in.strides[f] == 1 ? 16 : 64);
-  const size_t blocks = (nb + kBatch - 1) / kBatch;
-  size_t outer = 1;
-  for (size_t i = 0; i + 1 < others.size(); ++i) outer *= ext_out[others[i]];
-  const size_t n_tot = ext_out[f];  // points written per line (zeros past n_out)
+};
 
-  // along the transform axis: piece and offset of every point, each side
-  std::vector<size_t> in_fp(n_in, 0), out_fp(n_tot, 0);
-  std::vector<ptrdiff_t> in_fo(n_in), out_fo(n_tot);
-  for (size_t t = 0; t < n_in; ++t) in.locate(f, t, in_fp[t], in_fo[t]);
-  for (size_t t = 0; t < n_tot; ++t) out.locate(f, t, out_fp[t], out_fo[t]);
-  const bool in_f_split = in.split == static_cast<int>(f);
-  const bool out_f_split = out.split == static_cast<int>(f);
-  const bool in_f_unit = in.strides[f] == 1 && !in_f_split;
-  const bool out_f_unit = out.strides[f] == 1 && !out_f_split;
-  // scratch: line-major when lines are contiguous in the input, else point-major
-  const bool line_major = in_f_unit;
-  const bool same = std::is_same<Tin, Tout>::value;  // c2c and copy: one scratch
+// One batch of neighbouring lines: where each starts on each side.
+struct Batch {
+  size_t nl = 0;  // lines
+  size_t nv = 0;  // lines with data: a prefix (padding lies past the data)
+  size_t in_piece[kMaxBatch], out_piece[kMaxBatch];
+  ptrdiff_t in_base[kMaxBatch], out_base[kMaxBatch];
+  bool in_contig = true, out_contig = true;  // neighbours one element apart, one piece
+};
 
-  ducc0::execDynamic(outer * blocks, nthreads, 1, [&](ducc0::Scheduler &sched) {
-    std::vector<Tin> bin(n_in * kBatch);
-    std::vector<Tout> bout_own(same ? 0 : n_out * kBatch);
-    Tout *bout = same ? reinterpret_cast<Tout *>(bin.data()) : bout_own.data();
-    const size_t ldi = line_major ? n_in : kBatch, ldo = line_major ? n_out : kBatch;
-    auto in_at = [&](size_t b, size_t t) -> Tin & {
-      return line_major ? bin[b * n_in + t] : bin[t * kBatch + b];
-    };
-    auto out_at = [&](size_t b, size_t t) -> Tout & {
-      return line_major ? bout[b * n_out + t] : bout[t * kBatch + b];
-    };
+// Calls work(batch) for every batch of the pass, on `nthreads` threads;
+// make_worker() gives each thread its own worker (and scratch).
+template <typename MakeWorker>
+void ForEachBatch(const Side &in, const Side &out, const Walk &w, size_t nthreads,
+                  MakeWorker make_worker) {
+  const size_t r = in.dims.size();
+  ducc0::execDynamic(w.outer * w.blocks, nthreads, 1, [&](ducc0::Scheduler &sched) {
+    auto work = make_worker();
     std::vector<size_t> coord(r, 0);
-    size_t in_piece[kMaxBatch], out_piece[kMaxBatch];
-    ptrdiff_t in_base[kMaxBatch], out_base[kMaxBatch];
+    Batch bt;
     bool valid[kMaxBatch];
     while (auto range = sched.getNext()) {
       for (size_t item = range.lo; item < range.hi; ++item) {
-        size_t blk = item % blocks, rest = item / blocks;
-        for (size_t i = others.size() >= 2 ? others.size() - 1 : 0; i-- > 0;) {
-          size_t a = others[i];
-          coord[a] = rest % ext_out[a];
-          rest /= ext_out[a];
+        size_t blk = item % w.blocks, rest = item / w.blocks;
+        for (size_t i = w.others.size() >= 2 ? w.others.size() - 1 : 0; i-- > 0;) {
+          size_t a = w.others[i];
+          coord[a] = rest % w.ext_out[a];
+          rest /= w.ext_out[a];
         }
-        size_t b0 = blk * kBatch, nl = std::min(kBatch, nb - b0);
-        // per line: piece and base offset on each side, and whether it has data
-        for (size_t b = 0; b < nl; ++b) {
-          if (has_batch_axis) coord[bx] = b0 + b;
+        size_t b0 = blk * w.kBatch;
+        bt.nl = std::min(w.kBatch, w.nb - b0);
+        for (size_t b = 0; b < bt.nl; ++b) {
+          if (w.has_batch_axis) coord[w.bx] = b0 + b;
           size_t ip = 0, op = 0;
           ptrdiff_t ib = 0, ob = 0;
           bool ok = true;
-          for (size_t a : others) {
+          for (size_t a : w.others) {
             size_t p;
             ptrdiff_t o;
-            if (coord[a] >= extent[a]) ok = false;
+            if (coord[a] >= w.extent[a]) ok = false;
             if (ok) {
               p = 0;
               in.locate(a, coord[a], p, o);
@@ -231,127 +230,383 @@ void Run(const Side &in, const Side &out, size_t f, Mode mode, size_t n_in, size
             if (static_cast<int>(a) == out.split) op = p;
             ob += o;
           }
-          in_piece[b] = ip, out_piece[b] = op, in_base[b] = ib, out_base[b] = ob, valid[b] = ok;
+          bt.in_piece[b] = ip, bt.out_piece[b] = op, bt.in_base[b] = ib, bt.out_base[b] = ob;
+          valid[b] = ok;
         }
-        size_t nv = 0;  // lines with data: a prefix (padding lies past the data)
-        while (nv < nl && valid[nv]) ++nv;
-        bool in_contig = true, out_contig = true;  // neighbours one element apart
-        for (size_t b = 1; b < nv; ++b)
-          in_contig &= in_piece[b] == in_piece[0] && in_base[b] == in_base[0] + ptrdiff_t(b);
-        for (size_t b = 1; b < nl; ++b)
-          out_contig &= out_piece[b] == out_piece[0] && out_base[b] == out_base[0] + ptrdiff_t(b);
-        // gather
-        if (line_major) {
-          for (size_t b = 0; b < nv; ++b)
-            std::copy_n(reinterpret_cast<const Tin *>(in.ptrs[in_piece[b]]) + in_base[b], n_in,
-                        &bin[b * n_in]);
-        } else {
-          for (size_t t = 0; t < n_in; ++t) {
-            Tin *row = &bin[t * kBatch];
-            if (in_contig) {
-              size_t p = in_f_split ? in_fp[t] : in_piece[0];
-              std::copy_n(reinterpret_cast<const Tin *>(in.ptrs[p]) + in_base[0] + in_fo[t], nv,
-                          row);
-            } else {
-              for (size_t b = 0; b < nv; ++b) {
-                size_t p = in_f_split ? in_fp[t] : in_piece[b];
-                row[b] = reinterpret_cast<const Tin *>(in.ptrs[p])[in_base[b] + in_fo[t]];
-              }
-            }
+        bt.nv = 0;
+        while (bt.nv < bt.nl && valid[bt.nv]) ++bt.nv;
+        bt.in_contig = bt.out_contig = true;
+        for (size_t b = 1; b < bt.nv; ++b)
+          bt.in_contig &= bt.in_piece[b] == bt.in_piece[0] &&
+                          bt.in_base[b] == bt.in_base[0] + ptrdiff_t(b);
+        for (size_t b = 1; b < bt.nl; ++b)
+          bt.out_contig &= bt.out_piece[b] == bt.out_piece[0] &&
+                           bt.out_base[b] == bt.out_base[0] + ptrdiff_t(b);
+        work(bt);
+      }
+    }
+  });
+}
+
+// Where each point along the transform axis lies on one side: piece and offset.
+struct AxisMap {
+  std::vector<size_t> piece;
+  std::vector<ptrdiff_t> offset;
+  bool split = false;  // the side is cut along the transform axis
+  bool unit = false;   // the axis is contiguous in one piece
+
+  AxisMap(const Side &s, size_t f, size_t points)
+      : piece(points, 0), offset(points),
+        split(s.split == static_cast<int>(f)),
+        unit(s.strides[f] == 1 && s.split != static_cast<int>(f)) {
+    for (size_t t = 0; t < points; ++t) s.locate(f, t, piece[t], offset[t]);
+  }
+};
+
+// ---------------------------------------------------------------------------------
+// FFT passes (c2c, r2c, c2r): lines go straight from the input pieces into DUCC's
+// SIMD layout (L lines in the lanes of one vector per point), are transformed there by
+// a plan fetched once per pass, and go straight to the output pieces: two passes over
+// memory, as DUCC's own strided transforms make, and no per-batch DUCC set-up.
+
+template <typename T, size_t L>
+using Lanes = std::conditional_t<(L > 1), typename ducc0::simd_select<T, int(L)>::type, T>;
+
+template <typename V, typename T>
+inline void SetLane(V &v, size_t j, T x) {
+  if constexpr (std::is_arithmetic_v<V>) v = x;
+  else v[j] = x;
+}
+
+template <typename V>
+inline auto GetLane(const V &v, size_t j) {
+  if constexpr (std::is_arithmetic_v<V>) return v;
+  else return static_cast<typename V::value_type>(v[j]);
+}
+
+// What every FFT pass needs besides its lines.
+template <typename T>
+struct FftPass {
+  Mode mode;
+  size_t n;             // transform length (real points for r2c and c2r)
+  size_t n_in, n_out;   // points per line read and transformed, each side
+  size_t n_tot;         // points per line written (zeros past n_out)
+  bool forward;
+  T scale;
+  std::vector<T> weights;  // per bin of the complex side, or empty
+  const Side *in, *out;
+  const AxisMap *in_f, *out_f;
+};
+
+template <typename T, typename Tin, typename Tout, size_t L>
+class LaneGroup {
+  static constexpr bool kCin = !std::is_same_v<Tin, T>;
+  static constexpr bool kCout = !std::is_same_v<Tout, T>;
+  using V = Lanes<T, L>;
+  using VC = ducc0::Cmplx<V>;
+
+ public:
+  explicit LaneGroup(const FftPass<T> &p)
+      : p_(p),
+        cin_(kCin ? p.n_in : 0), rbuf_(p.mode == Mode::kC2C ? 0 : p.n),
+        cout_(p.mode == Mode::kR2C ? p.n_out : 0) {
+    if (p.mode == Mode::kC2C) {
+      cplan_ = ducc0::detail_fft::get_plan<ducc0::detail_fft::pocketfft_c<T>>(p.n, false);
+      tmp_c_ = ducc0::aligned_array<VC>(cplan_->bufsize());
+    } else {
+      rplan_ = ducc0::detail_fft::get_plan<ducc0::detail_fft::pocketfft_r<T>>(p.n, false);
+      tmp_r_ = ducc0::aligned_array<V>(rplan_->bufsize());
+    }
+  }
+
+  // Transforms lines b, b + L, ... of the batch while L of them are left with data;
+  // returns the first line not done.
+  size_t Run(size_t b, const Batch &bt) {
+    for (; b + L <= bt.nv; b += L) {
+      Gather(b, bt);
+      if (p_.mode == Mode::kC2C) {
+        if (!p_.weights.empty())
+          for (size_t t = 0; t < p_.n_in; ++t) {
+            cin_[t].r *= p_.weights[t];
+            cin_[t].i *= p_.weights[t];
           }
+        VC *res = cplan_->exec(cin_.data(), tmp_c_.data(), p_.scale, p_.forward, 1);
+        ScatterComplex(res, b, bt);
+      } else if (p_.mode == Mode::kR2C) {
+        V *res = rplan_->exec(rbuf_.data(), tmp_r_.data(), p_.scale, true, 1);
+        const size_t n = p_.n;
+        cout_[0].r = res[0];
+        cout_[0].i = V(T(0));
+        size_t i = 1, k = 1;
+        for (; i + 1 < n; i += 2, ++k) {
+          cout_[k].r = res[i];
+          cout_[k].i = p_.forward ? res[i + 1] : -res[i + 1];
         }
-        // transform
-        if (nv > 0 && mode == Mode::kR2R) {
-          if constexpr (std::is_same<Tin, Tout>::value) {
-            if (!weights.empty())
-              for (size_t b = 0; b < nv; ++b) {
-                in_at(b, 0) *= static_cast<T>(weights[0]);
-                in_at(b, n_in - 1) *= static_cast<T>(weights[1]);
-              }
-            // a complex line is two real lines: the scratch as a real array with a
-            // trailing axis of 2 (of 1 for real data)
-            constexpr size_t parts = sizeof(Tin) / sizeof(T);
-            const size_t ax = line_major ? 1 : 0;
-            auto shape = line_major ? ducc0::fmav_info::shape_t{nv, n_in, parts}
-                                    : ducc0::fmav_info::shape_t{n_in, nv, parts};
-            ducc0::fmav_info::stride_t str{ptrdiff_t(ldi * parts), ptrdiff_t(parts), 1};
-            T *raw = reinterpret_cast<T *>(bin.data());
-            ducc0::cfmav<T> src(raw, shape, str);
-            ducc0::vfmav<T> dst(raw, shape, str);
-            if (r2r.sine)
-              ducc0::dst(src, dst, {ax}, r2r.type, static_cast<T>(scale), false, 1);
-            else
-              ducc0::dct(src, dst, {ax}, r2r.type, static_cast<T>(scale), false, 1);
-            if (!weights.empty())
-              for (size_t b = 0; b < nv; ++b) {
-                out_at(b, 0) *= static_cast<T>(weights[2]);
-                out_at(b, n_out - 1) *= static_cast<T>(weights[3]);
-              }
-          }
-        } else if (nv > 0 && mode != Mode::kCopy) {
-          if (!weights.empty() && mode != Mode::kR2C)
-            for (size_t b = 0; b < nv; ++b)
-              for (size_t t = 0; t < n_in; ++t) in_at(b, t) *= static_cast<T>(weights[t]);
-          auto shape_in = line_major ? ducc0::fmav_info::shape_t{nv, n_in}
-                                     : ducc0::fmav_info::shape_t{n_in, nv};
-          auto shape_out = line_major ? ducc0::fmav_info::shape_t{nv, n_out}
-                                      : ducc0::fmav_info::shape_t{n_out, nv};
-          ducc0::cfmav<Tin> src(bin.data(), shape_in, {ptrdiff_t(ldi), ptrdiff_t(1)});
-          ducc0::vfmav<Tout> dst(bout, shape_out, {ptrdiff_t(ldo), ptrdiff_t(1)});
-          const size_t ax = line_major ? 1 : 0;
-          if constexpr (std::is_same<Tin, C>::value && std::is_same<Tout, C>::value)
-            ducc0::c2c(src, dst, {ax}, forward, static_cast<T>(scale), 1);
-          else if constexpr (std::is_same<Tin, T>::value && std::is_same<Tout, C>::value)
-            ducc0::r2c(src, dst, {ax}, forward, static_cast<T>(scale), 1);
-          else if constexpr (std::is_same<Tin, C>::value && std::is_same<Tout, T>::value)
-            ducc0::c2r(src, dst, {ax}, forward, static_cast<T>(scale), 1);
-          if (!weights.empty() && mode == Mode::kR2C)
-            for (size_t b = 0; b < nv; ++b)
-              for (size_t t = 0; t < n_out; ++t) out_at(b, t) *= static_cast<T>(weights[t]);
-        } else if (nv > 0 && scale != 1.0) {
-          for (size_t b = 0; b < nv; ++b)
-            for (size_t t = 0; t < n_out; ++t) out_at(b, t) *= static_cast<T>(scale);
+        if (i < n) {
+          cout_[k].r = res[i];
+          cout_[k].i = V(T(0));
         }
-        // scatter (zeros past n_out and on padding lines)
-        const Tout zero(0);
-        if (out_f_unit) {
-          for (size_t b = 0; b < nl; ++b) {
-            Tout *dst = reinterpret_cast<Tout *>(out.ptrs[out_piece[b]]) + out_base[b];
-            if (b >= nv) {
-              std::fill_n(dst, n_tot, zero);
-            } else if (line_major) {
-              std::copy_n(&bout[b * n_out], n_out, dst);
-              std::fill_n(dst + n_out, n_tot - n_out, zero);
-            } else {
-              for (size_t t = 0; t < n_out; ++t) dst[t] = bout[t * kBatch + b];
-              std::fill_n(dst + n_out, n_tot - n_out, zero);
-            }
+        if (!p_.weights.empty())
+          for (size_t t = 0; t < p_.n_out; ++t) {
+            cout_[t].r *= p_.weights[t];
+            cout_[t].i *= p_.weights[t];
           }
-        } else {
-          for (size_t t = 0; t < n_tot; ++t) {
-            if (out_contig) {
-              size_t p = out_f_split ? out_fp[t] : out_piece[0];
-              Tout *dst = reinterpret_cast<Tout *>(out.ptrs[p]) + out_base[0] + out_fo[t];
-              if (t >= n_out) {
-                std::fill_n(dst, nl, zero);
-              } else if (!line_major) {
-                std::copy_n(&bout[t * kBatch], nv, dst);
-                std::fill_n(dst + nv, nl - nv, zero);
-              } else {
-                for (size_t b = 0; b < nv; ++b) dst[b] = out_at(b, t);
-                std::fill_n(dst + nv, nl - nv, zero);
-              }
-            } else {
-              for (size_t b = 0; b < nl; ++b) {
-                size_t p = out_f_split ? out_fp[t] : out_piece[b];
-                reinterpret_cast<Tout *>(out.ptrs[p])[out_base[b] + out_fo[t]] =
-                    (b < nv && t < n_out) ? out_at(b, t) : zero;
-              }
+        ScatterComplex(cout_.data(), b, bt);
+      } else {  // c2r
+        if (!p_.weights.empty())
+          for (size_t t = 0; t < p_.n_in; ++t) {
+            cin_[t].r *= p_.weights[t];
+            cin_[t].i *= p_.weights[t];
+          }
+        const size_t n = p_.n;
+        rbuf_[0] = cin_[0].r;
+        size_t i = 1, k = 1;
+        for (; i + 1 < n; i += 2, ++k) {
+          rbuf_[i] = cin_[k].r;
+          rbuf_[i + 1] = p_.forward ? -cin_[k].i : cin_[k].i;
+        }
+        if (i < n) rbuf_[i] = cin_[k].r;
+        V *res = rplan_->exec(rbuf_.data(), tmp_r_.data(), p_.scale, false, 1);
+        ScatterReal(res, b, bt);
+      }
+    }
+    return b;
+  }
+
+ private:
+  // visit(t, j, element) for point t of lane j (line b + j of the batch), for every
+  // point of every lane, point by point: the lanes' points are neighbours in memory
+  // (`contig`), or the side is cut along the transform axis (point t's piece and
+  // offset, plus each line's base), or each line lies in one piece (its own start,
+  // plus point t's offset).
+  template <typename E, typename Visit>
+  static void ForLanes(const Side &s, const AxisMap &m, const size_t *piece,
+                       const ptrdiff_t *base, bool contig, size_t points, Visit visit) {
+    if (contig) {  // the L lines are neighbours in one piece: point t of all at once
+      for (size_t t = 0; t < points; ++t) {
+        E *src = reinterpret_cast<E *>(s.ptrs[m.split ? m.piece[t] : piece[0]]) + base[0] +
+                 m.offset[t];
+        for (size_t j = 0; j < L; ++j) visit(t, j, src[j]);
+      }
+    } else if (m.split) {
+      for (size_t t = 0; t < points; ++t) {
+        E *row = reinterpret_cast<E *>(s.ptrs[m.piece[t]]) + m.offset[t];
+        for (size_t j = 0; j < L; ++j) visit(t, j, row[base[j]]);
+      }
+    } else {
+      E *lane[L];
+      for (size_t j = 0; j < L; ++j) lane[j] = reinterpret_cast<E *>(s.ptrs[piece[j]]) + base[j];
+      if (m.unit) {
+        for (size_t t = 0; t < points; ++t)
+          for (size_t j = 0; j < L; ++j) visit(t, j, lane[j][t]);
+      } else {
+        for (size_t t = 0; t < points; ++t) {
+          const ptrdiff_t off = m.offset[t];
+          for (size_t j = 0; j < L; ++j) visit(t, j, lane[j][off]);
+        }
+      }
+    }
+  }
+
+  void Gather(size_t b, const Batch &bt) {
+    ForLanes<const Tin>(*p_.in, *p_.in_f, bt.in_piece + b, bt.in_base + b, bt.in_contig,
+                        p_.n_in, [this](size_t t, size_t j, const Tin &x) {
+                          if constexpr (kCin) {
+                            SetLane(cin_[t].r, j, x.real());
+                            SetLane(cin_[t].i, j, x.imag());
+                          } else {
+                            SetLane(rbuf_[t], j, x);
+                          }
+                        });
+  }
+
+  void ScatterComplex(const VC *res, size_t b, const Batch &bt) {
+    if constexpr (kCout) {
+      const size_t n_out = p_.n_out;
+      ForLanes<Tout>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, bt.out_contig,
+                     p_.n_tot, [res, n_out](size_t t, size_t j, Tout &y) {
+                       y = t < n_out ? Tout(GetLane(res[t].r, j), GetLane(res[t].i, j))
+                                     : Tout(0);
+                     });
+    }
+  }
+  void ScatterReal(const V *res, size_t b, const Batch &bt) {
+    if constexpr (!kCout) {
+      const size_t n_out = p_.n_out;
+      ForLanes<Tout>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, bt.out_contig,
+                     p_.n_tot, [res, n_out](size_t t, size_t j, Tout &y) {
+                       y = t < n_out ? Tout(GetLane(res[t], j)) : Tout(0);
+                     });
+    }
+  }
+
+  const FftPass<T> &p_;
+  ducc0::aligned_array<VC> cin_;    // complex input (c2c, c2r)
+  ducc0::aligned_array<V> rbuf_;    // real line (r2c input, c2r halfcomplex)
+  ducc0::aligned_array<VC> cout_;   // r2c output bins
+  ducc0::aligned_array<VC> tmp_c_;
+  ducc0::aligned_array<V> tmp_r_;
+  std::shared_ptr<ducc0::detail_fft::pocketfft_c<T>> cplan_;
+  std::shared_ptr<ducc0::detail_fft::pocketfft_r<T>> rplan_;
+};
+
+// A thread's FFT worker: groups of the widest vector, then of half of it, then
+// single lines; then zeros on the lines that hold only padding.
+template <typename T, typename Tin, typename Tout>
+class FftWorker {
+  static constexpr size_t kV = ducc0::native_simd<T>::size();
+  static constexpr size_t kHalf = (kV >= 4 && ducc0::simd_exists<T, int(kV / 2)>) ? kV / 2 : 1;
+
+ public:
+  explicit FftWorker(const FftPass<T> &p) : p_(p), wide_(p), half_(p), one_(p) {}
+
+  void operator()(const Batch &bt) {
+    size_t b = 0;
+    if constexpr (kV > 1) b = wide_.Run(b, bt);
+    if constexpr (kHalf > 1) b = half_.Run(b, bt);
+    b = one_.Run(b, bt);
+    for (size_t line = bt.nv; line < bt.nl; ++line)  // padding lines
+      for (size_t t = 0; t < p_.n_tot; ++t) {
+        const Side &s = *p_.out;
+        size_t piece = p_.out_f->split ? p_.out_f->piece[t] : bt.out_piece[line];
+        reinterpret_cast<Tout *>(s.ptrs[piece])[bt.out_base[line] + p_.out_f->offset[t]] =
+            Tout(0);
+      }
+  }
+
+ private:
+  const FftPass<T> &p_;
+  LaneGroup<T, Tin, Tout, kV> wide_;
+  LaneGroup<T, Tin, Tout, kHalf> half_;
+  LaneGroup<T, Tin, Tout, 1> one_;
+};
+
+template <typename T, typename Tin, typename Tout>
+void RunFft(const Side &in, const Side &out, size_t f, Mode mode, size_t n, size_t n_in,
+            size_t n_out, bool forward, double scale, const std::vector<double> &weights,
+            size_t nthreads) {
+  Walk w(in, out, f);
+  AxisMap in_f(in, f, n_in), out_f(out, f, w.ext_out[f]);
+  FftPass<T> p{mode, n, n_in, n_out, w.ext_out[f], forward, static_cast<T>(scale),
+               std::vector<T>(weights.begin(), weights.end()), &in, &out, &in_f, &out_f};
+  ForEachBatch(in, out, w, nthreads, [&] { return FftWorker<T, Tin, Tout>(p); });
+}
+
+// ---------------------------------------------------------------------------------
+// r2r and copy passes: lines gathered into a scratch block (line-major when they are
+// contiguous in the input, else point-major), transformed there by DUCC's DCT/DST
+// (vectorised across the batch) or only scaled, and scattered to the output pieces.
+// `weights` are the four end-point weights of an r2r pass (or empty).
+template <typename T, typename Tin>
+void RunScratch(const Side &in, const Side &out, size_t f, Mode mode, size_t n,
+                double scale, const std::vector<double> &weights, R2RSpec r2r,
+                size_t nthreads) {
+  using Tout = Tin;
+  Walk w(in, out, f);
+  const size_t n_in = n, n_out = n, n_tot = w.ext_out[f], kBatch = w.kBatch;
+  AxisMap in_f(in, f, n_in), out_f(out, f, n_tot);
+  const bool line_major = in_f.unit;
+
+  ForEachBatch(in, out, w, nthreads, [&] {
+    return [&, bin = std::vector<Tin>(n_in * kBatch)](const Batch &bt) mutable {
+      Tin *bout = bin.data();
+      const size_t ldi = line_major ? n_in : kBatch;
+      auto in_at = [&](size_t b, size_t t) -> Tin & {
+        return line_major ? bin[b * n_in + t] : bin[t * kBatch + b];
+      };
+      auto out_at = [&](size_t b, size_t t) -> Tout & {
+        return line_major ? bout[b * n_out + t] : bout[t * kBatch + b];
+      };
+      const size_t nv = bt.nv, nl = bt.nl;
+      // gather
+      if (line_major) {
+        for (size_t b = 0; b < nv; ++b)
+          std::copy_n(reinterpret_cast<const Tin *>(in.ptrs[bt.in_piece[b]]) + bt.in_base[b],
+                      n_in, &bin[b * n_in]);
+      } else {
+        for (size_t t = 0; t < n_in; ++t) {
+          Tin *row = &bin[t * kBatch];
+          if (bt.in_contig) {
+            size_t p = in_f.split ? in_f.piece[t] : bt.in_piece[0];
+            std::copy_n(reinterpret_cast<const Tin *>(in.ptrs[p]) + bt.in_base[0] +
+                            in_f.offset[t], nv, row);
+          } else {
+            for (size_t b = 0; b < nv; ++b) {
+              size_t p = in_f.split ? in_f.piece[t] : bt.in_piece[b];
+              row[b] = reinterpret_cast<const Tin *>(in.ptrs[p])[bt.in_base[b] + in_f.offset[t]];
             }
           }
         }
       }
-    }
+      // transform
+      if (nv > 0 && mode == Mode::kR2R) {
+        if (!weights.empty())
+          for (size_t b = 0; b < nv; ++b) {
+            in_at(b, 0) *= static_cast<T>(weights[0]);
+            in_at(b, n_in - 1) *= static_cast<T>(weights[1]);
+          }
+        // a complex line is two real lines: the scratch as a real array with a
+        // trailing axis of 2 (of 1 for real data)
+        constexpr size_t parts = sizeof(Tin) / sizeof(T);
+        const size_t ax = line_major ? 1 : 0;
+        auto shape = line_major ? ducc0::fmav_info::shape_t{nv, n_in, parts}
+                                : ducc0::fmav_info::shape_t{n_in, nv, parts};
+        ducc0::fmav_info::stride_t str{ptrdiff_t(ldi * parts), ptrdiff_t(parts), 1};
+        T *raw = reinterpret_cast<T *>(bin.data());
+        ducc0::cfmav<T> src(raw, shape, str);
+        ducc0::vfmav<T> dst(raw, shape, str);
+        if (r2r.sine)
+          ducc0::dst(src, dst, {ax}, r2r.type, static_cast<T>(scale), false, 1);
+        else
+          ducc0::dct(src, dst, {ax}, r2r.type, static_cast<T>(scale), false, 1);
+        if (!weights.empty())
+          for (size_t b = 0; b < nv; ++b) {
+            out_at(b, 0) *= static_cast<T>(weights[2]);
+            out_at(b, n_out - 1) *= static_cast<T>(weights[3]);
+          }
+      } else if (nv > 0 && scale != 1.0) {
+        for (size_t b = 0; b < nv; ++b)
+          for (size_t t = 0; t < n_out; ++t) out_at(b, t) *= static_cast<T>(scale);
+      }
+      // scatter (zeros past n_out and on padding lines)
+      const Tout zero(0);
+      if (out_f.unit) {
+        for (size_t b = 0; b < nl; ++b) {
+          Tout *dst = reinterpret_cast<Tout *>(out.ptrs[bt.out_piece[b]]) + bt.out_base[b];
+          if (b >= nv) {
+            std::fill_n(dst, n_tot, zero);
+          } else if (line_major) {
+            std::copy_n(&bout[b * n_out], n_out, dst);
+            std::fill_n(dst + n_out, n_tot - n_out, zero);
+          } else {
+            for (size_t t = 0; t < n_out; ++t) dst[t] = bout[t * kBatch + b];
+            std::fill_n(dst + n_out, n_tot - n_out, zero);
+          }
+        }
+      } else {
+        for (size_t t = 0; t < n_tot; ++t) {
+          if (bt.out_contig) {
+            size_t p = out_f.split ? out_f.piece[t] : bt.out_piece[0];
+            Tout *dst = reinterpret_cast<Tout *>(out.ptrs[p]) + bt.out_base[0] + out_f.offset[t];
+            if (t >= n_out) {
+              std::fill_n(dst, nl, zero);
+            } else if (!line_major) {
+              std::copy_n(&bout[t * kBatch], nv, dst);
+              std::fill_n(dst + nv, nl - nv, zero);
+            } else {
+              for (size_t b = 0; b < nv; ++b) dst[b] = out_at(b, t);
+              std::fill_n(dst + nv, nl - nv, zero);
+            }
+          } else {
+            for (size_t b = 0; b < nl; ++b) {
+              size_t p = out_f.split ? out_f.piece[t] : bt.out_piece[b];
+              reinterpret_cast<Tout *>(out.ptrs[p])[bt.out_base[b] + out_f.offset[t]] =
+                  (b < nv && t < n_out) ? out_at(b, t) : zero;
+            }
+          }
+        }
+      }
+    };
   });
 }
 
@@ -419,34 +674,33 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
     return ffi::Error::InvalidArgument("pfft pieces: weights must have one entry per bin");
   auto ti = ins[0].element_type(), to = outs[0].element_type();
   using ffi::DataType;
-  bool c2c_like = mode == Mode::kC2C || mode == Mode::kCopy || mode == Mode::kR2R;
-  bool same_real = mode == Mode::kCopy || mode == Mode::kR2R;
+  const bool same = mode == Mode::kCopy || mode == Mode::kR2R;  // the scratch passes
   size_t nt = static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
+  size_t nn = static_cast<size_t>(n);
   for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
+  using C64 = std::complex<float>;
+  using C128 = std::complex<double>;
   try {
-    if (c2c_like && ti == DataType::C64 && to == DataType::C64)
-      Run<float, std::complex<float>, std::complex<float>>(in, out, fa, mode, n_in, n_out,
-                                                           forward, scale, w, r2r, nt);
-    else if (c2c_like && ti == DataType::C128 && to == DataType::C128)
-      Run<double, std::complex<double>, std::complex<double>>(in, out, fa, mode, n_in, n_out,
-                                                              forward, scale, w, r2r, nt);
-    else if (same_real && ti == DataType::F32 && to == DataType::F32)
-      Run<float, float, float>(in, out, fa, mode, n_in, n_out, forward, scale, w, r2r, nt);
-    else if (same_real && ti == DataType::F64 && to == DataType::F64)
-      Run<double, double, double>(in, out, fa, mode, n_in, n_out, forward, scale, w, r2r,
-                                  nt);
+    if (same && ti == to && ti == DataType::C64)
+      RunScratch<float, C64>(in, out, fa, mode, nn, scale, w, r2r, nt);
+    else if (same && ti == to && ti == DataType::C128)
+      RunScratch<double, C128>(in, out, fa, mode, nn, scale, w, r2r, nt);
+    else if (same && ti == to && ti == DataType::F32)
+      RunScratch<float, float>(in, out, fa, mode, nn, scale, w, r2r, nt);
+    else if (same && ti == to && ti == DataType::F64)
+      RunScratch<double, double>(in, out, fa, mode, nn, scale, w, r2r, nt);
+    else if (mode == Mode::kC2C && ti == DataType::C64 && to == DataType::C64)
+      RunFft<float, C64, C64>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
+    else if (mode == Mode::kC2C && ti == DataType::C128 && to == DataType::C128)
+      RunFft<double, C128, C128>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
     else if (mode == Mode::kR2C && ti == DataType::F32 && to == DataType::C64)
-      Run<float, float, std::complex<float>>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                             w, r2r, nt);
+      RunFft<float, float, C64>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
     else if (mode == Mode::kR2C && ti == DataType::F64 && to == DataType::C128)
-      Run<double, double, std::complex<double>>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                                w, r2r, nt);
+      RunFft<double, double, C128>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
     else if (mode == Mode::kC2R && ti == DataType::C64 && to == DataType::F32)
-      Run<float, std::complex<float>, float>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                             w, r2r, nt);
+      RunFft<float, C64, float>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
     else if (mode == Mode::kC2R && ti == DataType::C128 && to == DataType::F64)
-      Run<double, std::complex<double>, double>(in, out, fa, mode, n_in, n_out, forward, scale,
-                                                w, r2r, nt);
+      RunFft<double, C128, double>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
     else
       return ffi::Error::InvalidArgument(
           "pfft pieces: element types do not fit the kind (c2c: complex64 or complex128 "
