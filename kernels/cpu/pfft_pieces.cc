@@ -53,11 +53,12 @@
 //   once per call), and go straight from there to the output pieces: the two passes
 //   over memory of DUCC's own strided transforms, with the pieces' unpacking and
 //   packing in them.
-// - r2r and copy: the batch is gathered into a scratch block, transformed there by
-//   DUCC's DCT/DST (vectorised across the batch) or only scaled, and scattered. An r2r
-//   pass on complex pieces views each complex line as two real lines (the scratch
-//   block as a real array with a trailing axis of 2), so DUCC transforms both parts in
-//   the same call.
+// - r2r on real pieces: the same, with DUCC's DCT/DST plan.
+// - r2r on complex pieces, and copy: the batch is gathered into a scratch block,
+//   transformed there by DUCC's DCT/DST (vectorised across the batch) or only scaled,
+//   and scattered. A complex r2r views each complex line as two real lines (the
+//   scratch block as a real array with a trailing axis of 2), so DUCC transforms both
+//   parts in the same call.
 
 #include <algorithm>
 #include <complex>
@@ -264,7 +265,7 @@ struct AxisMap {
 };
 
 // ---------------------------------------------------------------------------------
-// FFT passes (c2c, r2c, c2r): lines go straight from the input pieces into DUCC's
+// FFT passes (c2c, r2c, c2r; r2r of real data): lines go straight from the input pieces into DUCC's
 // SIMD layout (L lines in the lanes of one vector per point), are transformed there by
 // a plan fetched once per pass, and go straight to the output pieces: two passes over
 // memory, as DUCC's own strided transforms make, and no per-batch DUCC set-up.
@@ -293,7 +294,8 @@ struct FftPass {
   size_t n_tot;         // points per line written (zeros past n_out)
   bool forward;
   T scale;
-  std::vector<T> weights;  // per bin of the complex side, or empty
+  std::vector<T> weights;  // per bin of the complex side (r2r: the end points), or empty
+  R2RSpec r2r;             // r2r only
   const Side *in, *out;
   const AxisMap *in_f, *out_f;
 };
@@ -310,11 +312,23 @@ class LaneGroup {
       : p_(p),
         cin_(kCin ? p.n_in : 0), rbuf_(p.mode == Mode::kC2C ? 0 : p.n),
         cout_(p.mode == Mode::kR2C ? p.n_out : 0) {
+    namespace fft = ducc0::detail_fft;
     if (p.mode == Mode::kC2C) {
-      cplan_ = ducc0::detail_fft::get_plan<ducc0::detail_fft::pocketfft_c<T>>(p.n, false);
+      cplan_ = fft::get_plan<fft::pocketfft_c<T>>(p.n, false);
       tmp_c_ = ducc0::aligned_array<VC>(cplan_->bufsize());
+    } else if (p.mode == Mode::kR2R) {
+      size_t buf = 0;
+      if (p.r2r.type == 1 && !p.r2r.sine)
+        buf = (dct1_ = fft::get_plan<fft::T_dct1<T>>(p.n, false))->bufsize();
+      else if (p.r2r.type == 1)
+        buf = (dst1_ = fft::get_plan<fft::T_dst1<T>>(p.n, false))->bufsize();
+      else if (p.r2r.type == 4)
+        buf = (dcst4_ = fft::get_plan<fft::T_dcst4<T>>(p.n, false))->bufsize();
+      else
+        buf = (dcst23_ = fft::get_plan<fft::T_dcst23<T>>(p.n, false))->bufsize();
+      tmp_r_ = ducc0::aligned_array<V>(buf);
     } else {
-      rplan_ = ducc0::detail_fft::get_plan<ducc0::detail_fft::pocketfft_r<T>>(p.n, false);
+      rplan_ = fft::get_plan<fft::pocketfft_r<T>>(p.n, false);
       tmp_r_ = ducc0::aligned_array<V>(rplan_->bufsize());
     }
   }
@@ -352,6 +366,28 @@ class LaneGroup {
             cout_[t].i *= p_.weights[t];
           }
         ScatterComplex(cout_.data(), b, bt);
+      } else if (p_.mode == Mode::kR2R) {
+        if constexpr (!kCin && !kCout) {
+          const size_t n = p_.n;
+          const auto &w = p_.weights;  // [pre_first, pre_last, post_first, post_last]
+          if (!w.empty()) {
+            rbuf_[0] *= w[0];
+            rbuf_[n - 1] *= w[1];
+          }
+          const int type = p_.r2r.type;
+          const bool cosine = !p_.r2r.sine;
+          V *c = rbuf_.data(), *buf = tmp_r_.data();
+          const T s = p_.scale;
+          V *res = dct1_    ? dct1_->exec(c, buf, s, false, type, cosine, 1)
+                   : dst1_  ? dst1_->exec(c, buf, s, false, type, cosine, 1)
+                   : dcst4_ ? dcst4_->exec(c, buf, s, false, type, cosine, 1)
+                            : dcst23_->exec(c, buf, s, false, type, cosine, 1);
+          if (!w.empty()) {
+            res[0] *= w[2];
+            res[n - 1] *= w[3];
+          }
+          ScatterReal(res, b, bt);
+        }
       } else {  // c2r
         if (!p_.weights.empty())
           for (size_t t = 0; t < p_.n_in; ++t) {
@@ -448,6 +484,10 @@ class LaneGroup {
   ducc0::aligned_array<V> tmp_r_;
   std::shared_ptr<ducc0::detail_fft::pocketfft_c<T>> cplan_;
   std::shared_ptr<ducc0::detail_fft::pocketfft_r<T>> rplan_;
+  std::shared_ptr<ducc0::detail_fft::T_dct1<T>> dct1_;
+  std::shared_ptr<ducc0::detail_fft::T_dst1<T>> dst1_;
+  std::shared_ptr<ducc0::detail_fft::T_dcst4<T>> dcst4_;
+  std::shared_ptr<ducc0::detail_fft::T_dcst23<T>> dcst23_;
 };
 
 // A thread's FFT worker: groups of the widest vector, then of half of it, then
@@ -484,18 +524,19 @@ class FftWorker {
 template <typename T, typename Tin, typename Tout>
 void RunFft(const Side &in, const Side &out, size_t f, Mode mode, size_t n, size_t n_in,
             size_t n_out, bool forward, double scale, const std::vector<double> &weights,
-            size_t nthreads) {
+            R2RSpec r2r, size_t nthreads) {
   Walk w(in, out, f);
   AxisMap in_f(in, f, n_in), out_f(out, f, w.ext_out[f]);
   FftPass<T> p{mode, n, n_in, n_out, w.ext_out[f], forward, static_cast<T>(scale),
-               std::vector<T>(weights.begin(), weights.end()), &in, &out, &in_f, &out_f};
+               std::vector<T>(weights.begin(), weights.end()), r2r, &in, &out, &in_f, &out_f};
   ForEachBatch(in, out, w, nthreads, [&] { return FftWorker<T, Tin, Tout>(p); });
 }
 
 // ---------------------------------------------------------------------------------
-// r2r and copy passes: lines gathered into a scratch block (line-major when they are
-// contiguous in the input, else point-major), transformed there by DUCC's DCT/DST
-// (vectorised across the batch) or only scaled, and scattered to the output pieces.
+// r2r passes on complex data, and copy passes: lines gathered into a scratch block
+// (line-major when contiguous in the input, else point-major), transformed there by
+// DUCC's DCT/DST (vectorised across the batch) or only scaled, and scattered to the
+// output pieces.
 // `weights` are the four end-point weights of an r2r pass (or empty).
 template <typename T, typename Tin>
 void RunScratch(const Side &in, const Side &out, size_t f, Mode mode, size_t n,
@@ -681,7 +722,13 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   using C64 = std::complex<float>;
   using C128 = std::complex<double>;
   try {
-    if (same && ti == to && ti == DataType::C64)
+    if (mode == Mode::kR2R && ti == to && ti == DataType::F32)
+      RunFft<float, float, float>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w,
+                                  r2r, nt);
+    else if (mode == Mode::kR2R && ti == to && ti == DataType::F64)
+      RunFft<double, double, double>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w,
+                                     r2r, nt);
+    else if (same && ti == to && ti == DataType::C64)
       RunScratch<float, C64>(in, out, fa, mode, nn, scale, w, r2r, nt);
     else if (same && ti == to && ti == DataType::C128)
       RunScratch<double, C128>(in, out, fa, mode, nn, scale, w, r2r, nt);
@@ -690,17 +737,22 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
     else if (same && ti == to && ti == DataType::F64)
       RunScratch<double, double>(in, out, fa, mode, nn, scale, w, r2r, nt);
     else if (mode == Mode::kC2C && ti == DataType::C64 && to == DataType::C64)
-      RunFft<float, C64, C64>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
+      RunFft<float, C64, C64>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, r2r, nt);
     else if (mode == Mode::kC2C && ti == DataType::C128 && to == DataType::C128)
-      RunFft<double, C128, C128>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
+      RunFft<double, C128, C128>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w,
+                                 r2r, nt);
     else if (mode == Mode::kR2C && ti == DataType::F32 && to == DataType::C64)
-      RunFft<float, float, C64>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
+      RunFft<float, float, C64>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w,
+                                r2r, nt);
     else if (mode == Mode::kR2C && ti == DataType::F64 && to == DataType::C128)
-      RunFft<double, double, C128>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
+      RunFft<double, double, C128>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w,
+                                   r2r, nt);
     else if (mode == Mode::kC2R && ti == DataType::C64 && to == DataType::F32)
-      RunFft<float, C64, float>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
+      RunFft<float, C64, float>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w,
+                                r2r, nt);
     else if (mode == Mode::kC2R && ti == DataType::C128 && to == DataType::F64)
-      RunFft<double, C128, double>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w, nt);
+      RunFft<double, C128, double>(in, out, fa, mode, nn, n_in, n_out, forward, scale, w,
+                                   r2r, nt);
     else
       return ffi::Error::InvalidArgument(
           "pfft pieces: element types do not fit the kind (c2c: complex64 or complex128 "
