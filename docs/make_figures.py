@@ -29,10 +29,10 @@ def _real_workloads(path):
 
     rows = real_workloads._read_csv(str(DATA / "real_workloads.csv"))
     real_workloads.plot(rows, str(path), note=(
-        f"{CPU_BOX}, quiet, 2026-11-23. python -m benchmarks.real_workloads --sizes 64 128 256 "
-        "--dtypes float32 --step-sizes 64 128 256 --repeats 5, and --dtypes float64 "
-        "--step-sizes 64 128 (docs/data/real_workloads.csv). Solid float32, dashed float64, "
-        "dotted: the float32 floor."))
+        f"{CPU_BOX}, 2026-11-23 (session 12). python -m benchmarks.real_workloads --sizes 64 "
+        "128 --dtypes float32 float64 --step-sizes 64 128 --repeats 5 (all six grids), and "
+        "--sizes 256 --step-sizes (none) (docs/data/real_workloads.csv). Solid float32, "
+        "dashed float64, dotted: the float32 floor."))
 
 
 def _fixed_costs(path):

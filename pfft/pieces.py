@@ -30,8 +30,10 @@ __all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "fused", "transform", "
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
 # 2-core machine, about what one whole all-to-all costs: `python -m
 # benchmarks.fixed_costs`), while the all-to-all pays two copy passes over the block
-# (its pack and unpack) that the pieces avoid. docs/performance.md has the figures.
-SHIFT_BYTES = 512 * 1024
+# (its pack and unpack) that the pieces avoid. Measured with whole rfftn/irfftn plans,
+# the two settings alternated (docs/performance.md, session 12): over 8 devices shifts
+# lose at 128-256 KiB blocks and win from 1 MiB; over 4 they break even at 256-512 KiB.
+SHIFT_BYTES = 80 * 1024
 
 
 class Pieces:

@@ -376,7 +376,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         permutes per exchange; :mod:`pfft.pieces`). ``"auto"`` (default) does so for
         the exchanges whose blocks are large enough to pay for the extra collectives
         (every exchange over 2 devices; over ``p`` devices, blocks of at least
-        ``(p - 2) * 512 KiB``: :func:`pfft.pieces.shifts_pay`) and runs the others as
+        ``(p - 2) * 80 KiB``: :func:`pfft.pieces.shifts_pay`) and runs the others as
         one all-to-all each; ``True`` fuses every exchange, ``False`` none. The result
         is the same up to rounding. Part of the plan's cache key.
     tune

@@ -150,6 +150,46 @@ def test_fixed_costs_tiny(tmp_path):
         assert 0 < float(rows[0][key]) < 1e7, key
 
 
+def test_kernel_passes_tiny(tmp_path):
+    """`python -m benchmarks.kernel_passes` at 16³: a row per pass and dtype, each pass
+    of the pieces kernel next to DUCC's strided transform, every time positive."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.kernel_passes", "--size", "16",
+                           "--dtypes", "float32", "float64", "--repeats", "3",
+                           "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "kernel_passes.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["dtype"] for r in rows] == ["float32"] * 6 + ["float64"] * 6
+    assert {r["pass_"].split(",")[0] for r in rows} == {
+        "r2c axis 2", "c2c axis 1", "c2c axis 0", "c2r axis 2", "dct2 axis 2", "dct2 axis 0"}
+    for r in rows:
+        for key in ("pieces_min_ms", "pieces_median_ms", "ducc_min_ms", "ducc_median_ms"):
+            assert 0 < float(r[key]) < math.inf, (key, r)
+    assert "**pieces / DUCC (min)**" in proc.stdout
+
+
+def test_fuse_threshold_tiny(tmp_path):
+    """`python -m benchmarks.fuse_threshold` at 16³ on a slab and a pencil: a row per
+    transform, what "auto" chooses for a 4 KiB block (one all-to-all), times positive."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.fuse_threshold", "--sizes", "16",
+                           "--grids", "4", "2x2", "--dtypes", "float32", "--repeats", "2",
+                           "--out", str(tmp_path)], cwd=ROOT,
+                          env=_env_without_simulated_devices(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "fuse_threshold.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["grid"], r["transform"]) for r in rows] == [
+        ("4", "rfftn"), ("4", "irfftn"), ("2x2", "rfftn"), ("2x2", "irfftn")]
+    assert rows[0]["auto"] == "4: all-to-all" and float(rows[0]["block_kib"]) == 4
+    assert rows[2]["auto"] == "4: all-to-all"            # 2x2: the exchange over ('x', 'y')
+    for r in rows:
+        for key in ("shifts_ms", "all_to_all_ms", "ratio"):
+            assert 0 < float(r[key]) < math.inf, (key, r)
+
+
 def test_fftshift_benchmark_tiny(tmp_path):
     """`python -m benchmarks.fftshift --plot` at 16³ on 2x2 and 1x4: pfft's shift equals
     numpy's, compiles to one collective permute, and every time is positive."""
