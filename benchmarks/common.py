@@ -27,6 +27,28 @@ def median_time(fn, *args, repeats: int = 7, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
+def paired_medians(first, first_arg, second, second_arg, repeats: int,
+                   budget: float = 1.0) -> tuple[float, float]:
+    """Median wall times in seconds of ``first(first_arg)`` and ``second(second_arg)``,
+    called alternately so that both see the same state of a shared machine: at least
+    ``repeats`` pairs, more (up to 101) for fast calls, about ``budget`` seconds in all,
+    after one warm-up call of each."""
+    for fn, arg in ((first, first_arg), (second, second_arg)):
+        fn(arg).block_until_ready()                   # compiles: the warm-up
+    start = time.perf_counter()
+    first(first_arg).block_until_ready()
+    second(second_arg).block_until_ready()
+    pair = time.perf_counter() - start
+    runs = int(min(101, max(repeats, budget / max(pair, 1e-6))))
+    times = ([], [])
+    for _ in range(runs):
+        for out, (fn, arg) in zip(times, ((first, first_arg), (second, second_arg))):
+            start = time.perf_counter()
+            fn(arg).block_until_ready()
+            out.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def parse_grids(names) -> list[tuple[int, ...]]:
     """``["2x2", "8"]`` -> ``[(2, 2), (8,)]``."""
     return [tuple(int(v) for v in name.split("x")) for name in names]

@@ -1,7 +1,8 @@
 """Distributed DCT-II against single-device DCTs and against pfft's own ``rfftn``.
 
 For each size, dtype and grid, on the same real array, in the same run (median of
-repeated calls after a warm-up; JAX calls jitted):
+repeated calls after a warm-up; JAX calls jitted; pfft's ``dctn`` and ``rfftn`` called
+alternately, so that both see the same state of a shared machine):
 
 - ``pfft.dctn`` (type 2, every axis) on the grid: the input in the plan's input pencil;
 - ``pfft.rfftn`` of the same array on the same grid: issue 18's goal is ``dctn`` within
@@ -24,8 +25,8 @@ import os
 import platform
 import time
 
-from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices, stamp,
-                      write_results)
+from .common import (markdown_table, median_time, paired_medians, parse_grids,
+                      simulate_cpu_devices, stamp, write_results)
 
 simulate_cpu_devices(8)
 
@@ -69,10 +70,9 @@ def run(n: int, dtype, grids, repeats: int, progress=print) -> list[dict]:
         y = np.asarray(forward(x))
         err = float(np.linalg.norm(y - want) / np.linalg.norm(want))
         del y
-        t_dct = median_time(forward, x, repeats=repeats)
         rplan = pfft.plan(shape, dtype, mesh, kind="r2c")
         xr = jax.device_put(a, rplan.in_sharding)
-        t_rfft = median_time(jax.jit(rplan.forward), xr, repeats=repeats)
+        t_dct, t_rfft = paired_medians(forward, x, jax.jit(rplan.forward), xr, repeats)
         rows.append(dict(size=n, dtype=np.dtype(dtype).name, grid=name,
                          exchanges=plan.chain.exchanges, dctn_ms=1e3 * t_dct,
                          rfftn_ms=1e3 * t_rfft, dctn_over_rfftn=t_dct / t_rfft,

@@ -30,8 +30,8 @@ import platform
 import sys
 import time
 
-from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices, stamp,
-                      write_results)
+from .common import (markdown_table, median_time, paired_medians, parse_grids,
+                      simulate_cpu_devices, stamp, write_results)
 
 simulate_cpu_devices(8)
 
@@ -47,26 +47,6 @@ jax.config.update("jax_enable_x64", True)
 
 ROUND_TRIPS = 3
 GRIDS = ["4", "2x2", "1x4", "8", "2x4", "4x2"]
-
-
-def _paired(one, one_arg, dist, dist_arg, repeats: int, budget: float = 1.0):
-    """Median times of the one-device call and pfft's, called alternately (so that both
-    see the same state of a shared machine): at least ``repeats`` pairs, more (up to
-    101) for fast calls, about ``budget`` seconds in all."""
-    for fn, arg in ((one, one_arg), (dist, dist_arg)):
-        fn(arg).block_until_ready()                   # compiles: the warm-up
-    start = time.perf_counter()
-    one(one_arg).block_until_ready()
-    dist(dist_arg).block_until_ready()
-    pair = time.perf_counter() - start
-    runs = int(min(101, max(repeats, budget / max(pair, 1e-6))))
-    times = ([], [])
-    for _ in range(runs):
-        for out, (fn, arg) in zip(times, ((one, one_arg), (dist, dist_arg))):
-            start = time.perf_counter()
-            fn(arg).block_until_ready()
-            out.append(time.perf_counter() - start)
-    return float(np.median(times[0])), float(np.median(times[1]))
 
 
 def _round_trips(forward, backward):
@@ -144,7 +124,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
                 rfftn=(fwd1, one, fwd, x), irfftn=(bwd1, k1, bwd, k),
                 padded_rfftn=(fwd1, one, pfwd, x), padded_irfftn=(bwd1, k1, pbwd, kp),
                 round_trip=(trips1, one, _round_trips(plan.forward, plan.backward), x)).items():
-            base[key], t = _paired(f1, a1, f, a, repeats)
+            base[key], t = paired_medians(f1, a1, f, a, repeats)
             ratio[key] = t / base[key]
         copy = median_time(jax.jit(lambda a: a * 2), k, repeats=repeats)
         exchanges = plan.chain.exchanges
