@@ -51,6 +51,18 @@ def _env_without_simulated_devices(**extra):
     return env
 
 
+def _run_benchmark(module, *args, out):
+    """Runs ``python -m benchmarks.<module> *args --out out`` on the machine's one CPU
+    device (the benchmark asks for its own), checks it exited 0, and returns the
+    process and the rows of ``out/<module>.csv``."""
+    proc = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", *args,
+                           "--out", str(out)], cwd=ROOT, env=_env_without_simulated_devices(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(out / f"{module}.csv", newline="") as f:
+        return proc, list(csv.DictReader(f))
+
+
 def test_engines_table_on_cpu(tmp_path):
     """`python -m benchmarks.engines --platform cpu` (gpu.sh's benchmark, on the CPU at 16³):
     the three tables with their goals, and sane numbers in the CSV."""
@@ -138,13 +150,8 @@ def test_real_workloads_quick(tmp_path):
 def test_fixed_costs_tiny(tmp_path):
     """`python -m benchmarks.fixed_costs` on 4 devices at 1 KiB: the permute exchange it
     times is checked equal to the all-to-all inside, and every time is positive."""
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.fixed_costs", "--devices", "4",
-                           "--kib", "1", "--repeats", "3", "--out", str(tmp_path)], cwd=ROOT,
-                          env=_env_without_simulated_devices(), capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(tmp_path / "fixed_costs.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    _, rows = _run_benchmark("fixed_costs", "--devices", "4", "--kib", "1", "--repeats", "3",
+                             out=tmp_path)
     assert len(rows) == 1 and int(rows[0]["devices"]) == 4
     for key in ("dispatch_us", "all_to_all_us", "permutes_us"):
         assert 0 < float(rows[0][key]) < 1e7, key
@@ -153,14 +160,8 @@ def test_fixed_costs_tiny(tmp_path):
 def test_kernel_passes_tiny(tmp_path):
     """`python -m benchmarks.kernel_passes` at 16³: a row per pass and dtype, each pass
     of the pieces kernel next to DUCC's strided transform, every time positive."""
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.kernel_passes", "--size", "16",
-                           "--dtypes", "float32", "float64", "--repeats", "3",
-                           "--out", str(tmp_path)], cwd=ROOT,
-                          env=_env_without_simulated_devices(), capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(tmp_path / "kernel_passes.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    proc, rows = _run_benchmark("kernel_passes", "--size", "16", "--dtypes", "float32",
+                                "float64", "--repeats", "3", out=tmp_path)
     assert [r["dtype"] for r in rows] == ["float32"] * 6 + ["float64"] * 6
     assert {r["pass_"].split(",")[0] for r in rows} == {
         "r2c axis 2", "c2c axis 1", "c2c axis 0", "c2r axis 2", "dct2 axis 2", "dct2 axis 0"}
@@ -173,14 +174,8 @@ def test_kernel_passes_tiny(tmp_path):
 def test_fuse_threshold_tiny(tmp_path):
     """`python -m benchmarks.fuse_threshold` at 16³ on a slab and a pencil: a row per
     transform, what "auto" chooses for a 4 KiB block (one all-to-all), times positive."""
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.fuse_threshold", "--sizes", "16",
-                           "--grids", "4", "2x2", "--dtypes", "float32", "--repeats", "2",
-                           "--out", str(tmp_path)], cwd=ROOT,
-                          env=_env_without_simulated_devices(), capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(tmp_path / "fuse_threshold.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    _, rows = _run_benchmark("fuse_threshold", "--sizes", "16", "--grids", "4", "2x2",
+                             "--dtypes", "float32", "--repeats", "2", out=tmp_path)
     assert [(r["grid"], r["transform"]) for r in rows] == [
         ("4", "rfftn"), ("4", "irfftn"), ("2x2", "rfftn"), ("2x2", "irfftn")]
     assert rows[0]["auto"] == "4: all-to-all" and float(rows[0]["block_kib"]) == 4
@@ -193,14 +188,8 @@ def test_fuse_threshold_tiny(tmp_path):
 def test_fftshift_benchmark_tiny(tmp_path):
     """`python -m benchmarks.fftshift --plot` at 16³ on 2x2 and 1x4: pfft's shift equals
     numpy's, compiles to one collective permute, and every time is positive."""
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.fftshift", "--sizes", "16",
-                           "--grids", "2x2", "1x4", "--repeats", "2", "--plot",
-                           "--out", str(tmp_path)], cwd=ROOT,
-                          env=_env_without_simulated_devices(), capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(tmp_path / "fftshift.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    proc, rows = _run_benchmark("fftshift", "--sizes", "16", "--grids", "2x2", "1x4",
+                                "--repeats", "2", "--plot", out=tmp_path)
     assert [(r["grid"], r["axes"]) for r in rows] == [
         ("2x2", "(0, 1)"), ("2x2", "all"), ("1x4", "(0,)"), ("1x4", "all")]
     for r in rows:
