@@ -265,10 +265,11 @@ struct AxisMap {
 };
 
 // ---------------------------------------------------------------------------------
-// FFT passes (c2c, r2c, c2r; r2r of real data): lines go straight from the input pieces into DUCC's
-// SIMD layout (L lines in the lanes of one vector per point), are transformed there by
-// a plan fetched once per pass, and go straight to the output pieces: two passes over
-// memory, as DUCC's own strided transforms make, and no per-batch DUCC set-up.
+// FFT passes (c2c, r2c, c2r) and r2r passes of real data: lines go straight from the
+// input pieces into DUCC's SIMD layout (L lines in the lanes of one vector per point),
+// are transformed there by a plan fetched once per pass, and go straight to the output
+// pieces: two passes over memory, as DUCC's own strided transforms make, and no
+// per-batch DUCC set-up.
 
 template <typename T, size_t L>
 using Lanes = std::conditional_t<(L > 1), typename ducc0::simd_select<T, int(L)>::type, T>;
