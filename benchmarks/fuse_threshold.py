@@ -4,8 +4,9 @@ all-to-all (``False``), the two called alternately in one process.
 
 ``fuse_exchanges="auto"`` (:func:`pfft.pieces.shifts_pay`) picks between them per
 exchange by the device's block size; this table is what sets its threshold
-(``pfft.pieces.SHIFT_BYTES``). For each size, grid and precision: the median of
-``--repeats`` alternated calls of each plan, the per-device input block in KiB, and what
+(``pfft.pieces.SHIFT_BYTES``). For each size, grid and precision: the medians of at
+least ``--repeats`` alternated calls of each plan (more for fast calls:
+:func:`benchmarks.common.paired_medians`), the per-device input block in KiB, and what
 ``"auto"`` does with the exchanges over more than 2 devices (over 2, it always shifts:
 one collective either way). On the slabs (4, 8, 1x4) the plan has one exchange, so the
 ratio is that exchange's; on pencils it includes the 2-device exchange too.
@@ -19,9 +20,9 @@ import argparse
 import datetime
 import os
 import platform
-import time
 
-from .common import markdown_table, parse_grids, simulate_cpu_devices, write_results
+from .common import (markdown_table, paired_medians, parse_grids, simulate_cpu_devices,
+                     write_results)
 
 simulate_cpu_devices(8)
 
@@ -33,19 +34,6 @@ from pfft.pieces import shifts_pay  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
-
-
-def _alternated(first, second, x, repeats: int) -> tuple[float, float]:
-    """Median times (ms) of ``first(x)`` and ``second(x)``, called in turn."""
-    for fn in (first, second):
-        fn(x).block_until_ready()
-    times = ([], [])
-    for _ in range(repeats):
-        for fn, out in zip((first, second), times):
-            start = time.perf_counter()
-            fn(x).block_until_ready()
-            out.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times[0])), 1e3 * float(np.median(times[1]))
 
 
 def _auto_choice(plan, block_bytes: int) -> str:
@@ -75,12 +63,12 @@ def run(sizes, grids, dtypes, repeats: int, progress=print) -> list[dict]:
                 for what, arg, plan_a, plan_b, fn in (
                         ("rfftn", x, shifts, gathered, "forward"),
                         ("irfftn", k, shifts, gathered, "backward")):
-                    t_shift, t_a2a = _alternated(jax.jit(getattr(plan_a, fn)),
-                                                 jax.jit(getattr(plan_b, fn)), arg, repeats)
+                    t_shift, t_a2a = paired_medians(jax.jit(getattr(plan_a, fn)), arg,
+                                                    jax.jit(getattr(plan_b, fn)), arg, repeats)
                     block = arg.addressable_shards[0].data.nbytes
                     rows.append(dict(size=n, dtype=real.name, grid=name, transform=what,
-                                     block_kib=block / 1024, shifts_ms=t_shift,
-                                     all_to_all_ms=t_a2a, ratio=t_shift / t_a2a,
+                                     block_kib=block / 1024, shifts_ms=1e3 * t_shift,
+                                     all_to_all_ms=1e3 * t_a2a, ratio=t_shift / t_a2a,
                                      auto=_auto_choice(plan_a, block)))
     return rows
 
