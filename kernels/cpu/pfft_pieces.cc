@@ -340,11 +340,7 @@ class LaneGroup {
     for (; b + L <= bt.nv; b += L) {
       Gather(b, bt);
       if (p_.mode == Mode::kC2C) {
-        if (!p_.weights.empty())
-          for (size_t t = 0; t < p_.n_in; ++t) {
-            cin_[t].r *= p_.weights[t];
-            cin_[t].i *= p_.weights[t];
-          }
+        Weigh(cin_.data(), p_.n_in);
         VC *res = cplan_->exec(cin_.data(), tmp_c_.data(), p_.scale, p_.forward, 1);
         ScatterComplex(res, b, bt);
       } else if (p_.mode == Mode::kR2C) {
@@ -361,11 +357,7 @@ class LaneGroup {
           cout_[k].r = res[i];
           cout_[k].i = V(T(0));
         }
-        if (!p_.weights.empty())
-          for (size_t t = 0; t < p_.n_out; ++t) {
-            cout_[t].r *= p_.weights[t];
-            cout_[t].i *= p_.weights[t];
-          }
+        Weigh(cout_.data(), p_.n_out);
         ScatterComplex(cout_.data(), b, bt);
       } else if (p_.mode == Mode::kR2R) {
         if constexpr (!kCin && !kCout) {
@@ -390,11 +382,7 @@ class LaneGroup {
           ScatterReal(res, b, bt);
         }
       } else {  // c2r
-        if (!p_.weights.empty())
-          for (size_t t = 0; t < p_.n_in; ++t) {
-            cin_[t].r *= p_.weights[t];
-            cin_[t].i *= p_.weights[t];
-          }
+        Weigh(cin_.data(), p_.n_in);
         const size_t n = p_.n;
         rbuf_[0] = cin_[0].r;
         size_t i = 1, k = 1;
@@ -411,6 +399,15 @@ class LaneGroup {
   }
 
  private:
+  // The per-bin weights of the complex side (if any) on its `count` bins.
+  void Weigh(VC *bins, size_t count) const {
+    if (p_.weights.empty()) return;
+    for (size_t t = 0; t < count; ++t) {
+      bins[t].r *= p_.weights[t];
+      bins[t].i *= p_.weights[t];
+    }
+  }
+
   // visit(t, j, element) for point t of lane j (line b + j of the batch), for every
   // point of every lane, point by point: the lanes' points are neighbours in memory
   // (`contig`), or the side is cut along the transform axis (point t's piece and
