@@ -86,6 +86,26 @@ def _reference(pb, x, w):
 def test_pieces_kernel_matches_numpy(pb):
     """Every kind (c2c, r2c, c2r, copy), cut along the transform axis or another, in
     every piece order, padding (NaN) never read, output padding written as zeros."""
+    _check_problem(pb)
+
+
+# 75 neighbouring lines: every lane group of the kernel runs (several vectors at once,
+# one, half of one, single lines) and the output cut along them leaves padding lines
+@pytest.mark.parametrize("kind", ["c2c", "r2c", "c2r", "copy"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("cut_out", [None, 1, 2])
+def test_pieces_kernel_runs_many_neighbouring_lines_at_once(kind, dtype, cut_out):
+    """A strided transform axis cut into pieces, 75 neighbouring lines per batch: the
+    kernel's groups of whole cache lines, read and written as vectors, match numpy."""
+    _check_problem(dict(shape=(10, 3, 75), f=0, cut_in=0, cut_out=cut_out, p_in=3,
+                        p_out=1 if cut_out is None else 2, kind=kind,
+                        weighted=kind in ("r2c", "c2r"), sign_in=-1, sign_out=1, me_in=1,
+                        me_out=0 if cut_out is None else 1, inverse=kind == "c2r",
+                        scale=0.25, dtype=dtype, seed=7))
+
+
+def _check_problem(pb):
+    """Runs one problem of `problems()` and checks it against `_reference`."""
     shape, f, ndim, kind = list(pb["shape"]), pb["f"], len(pb["shape"]), pb["kind"]
     rng = np.random.default_rng(pb["seed"])
     real = np.float32 if pb["dtype"] == np.complex64 else np.float64
@@ -316,22 +336,34 @@ def _scipy_r2r(x, op_args, axis):
 
 # cut configurations: (shape, transform axis, cut in, cut out); lines contiguous in the
 # input (line-major scratch) or strided (point-major), cut along the axis or another
+R2R_KINDS = ["dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4"]
 R2R_CUTS = [((5, 7, 6), 2, 2, 0), ((9, 4, 3), 0, 0, 1), ((3, 6, 70), 2, 1, 2),
             ((2, 5, 4), 1, None, 1), ((6, 5), 0, 1, None)]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
-@pytest.mark.parametrize("kind", ["dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3",
-                                  "dst4"])
+@pytest.mark.parametrize("kind", R2R_KINDS)
 def test_pieces_kernel_r2r_matches_scipy(kind, dtype):
     """kind "r2r": every type and family, every norm, orthogonalize and inverse (their
     scale and end-point weights inside the kernel, times an extra ``scale``), real and
     complex pieces, cut in and out with NaN padding never read and zeros written."""
+    case = R2R_KINDS.index(kind)
+    _check_r2r(kind, dtype, *R2R_CUTS[case % len(R2R_CUTS)], seed=case)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", R2R_KINDS)
+def test_pieces_kernel_r2r_runs_many_neighbouring_lines_at_once(kind, dtype):
+    """Real r2r along a strided axis with 75 neighbouring lines (every lane group, read
+    and written as vectors), the output cut along those lines (padding lines)."""
+    _check_r2r(kind, dtype, (10, 3, 75), 0, 0, 2, seed=R2R_KINDS.index(kind))
+
+
+def _check_r2r(kind, dtype, shape, f, cut_in, cut_out, seed):
+    """Every norm, orthogonalize and inverse of one r2r kind on one cut, against scipy."""
     from pfft.engines.r2r import scipy_op
-    case = ["dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4"].index(kind)
-    shape, f, cut_in, cut_out = R2R_CUTS[case % len(R2R_CUTS)]
     ndim, n = len(shape), shape[f]
-    x = random_array(np.random.default_rng(case), shape, dtype)
+    x = random_array(np.random.default_rng(seed), shape, dtype)
     variants = [(kind, norm, orth, inverse) for norm in ("backward", "ortho", "forward")
                 for orth in (None, True, False) for inverse in (False, True)]
     p_in, p_out, me_in, me_out = 3, 2, 2, 1

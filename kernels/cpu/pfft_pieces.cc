@@ -52,7 +52,9 @@
 //   vectors, then single lines), are transformed there by DUCC's 1-D plan (fetched
 //   once per call), and go straight from there to the output pieces: the two passes
 //   over memory of DUCC's own strided transforms, with the pieces' unpacking and
-//   packing in them.
+//   packing in them. Where the lines are neighbours in memory (a strided transform
+//   axis), several vectors' worth go at once, so that a point of the group spans two
+//   whole cache lines, and real neighbours are read and written as whole vectors.
 // - r2r on real pieces: the same, with DUCC's DCT/DST plan.
 // - r2r on complex pieces, and copy: the batch is gathered into a scratch block,
 //   transformed there by DUCC's DCT/DST (vectorised across the batch) or only scaled,
@@ -301,97 +303,55 @@ struct FftPass {
   const AxisMap *in_f, *out_f;
 };
 
-template <typename T, typename Tin, typename Tout, size_t L>
+// K sets of L lanes: K * L lines per group, so that a group's point t spans a whole
+// cache line where the lines are neighbours in memory (real data in 256-bit vectors
+// fills half of one: reading or writing the other half a group later makes a strided
+// pass about 1.4x slower). Each set is transformed on its own.
+template <typename T, typename Tin, typename Tout, size_t L, size_t K>
 class LaneGroup {
   static constexpr bool kCin = !std::is_same_v<Tin, T>;
   static constexpr bool kCout = !std::is_same_v<Tout, T>;
+  static constexpr size_t kLines = L * K;
   using V = Lanes<T, L>;
   using VC = ducc0::Cmplx<V>;
 
  public:
   explicit LaneGroup(const FftPass<T> &p)
       : p_(p),
-        cin_(kCin ? p.n_in : 0), rbuf_(p.mode == Mode::kC2C ? 0 : p.n),
-        cout_(p.mode == Mode::kR2C ? p.n_out : 0) {
+        cin_(kCin ? K * p.n_in : 0), rbuf_(p.mode == Mode::kC2C ? 0 : K * p.n),
+        cout_(p.mode == Mode::kR2C ? K * p.n_out : 0) {
     namespace fft = ducc0::detail_fft;
     if (p.mode == Mode::kC2C) {
       cplan_ = fft::get_plan<fft::pocketfft_c<T>>(p.n, false);
-      tmp_c_ = ducc0::aligned_array<VC>(cplan_->bufsize());
-    } else if (p.mode == Mode::kR2R) {
-      size_t buf = 0;
-      if (p.r2r.type == 1 && !p.r2r.sine)
-        buf = (dct1_ = fft::get_plan<fft::T_dct1<T>>(p.n, false))->bufsize();
-      else if (p.r2r.type == 1)
-        buf = (dst1_ = fft::get_plan<fft::T_dst1<T>>(p.n, false))->bufsize();
-      else if (p.r2r.type == 4)
-        buf = (dcst4_ = fft::get_plan<fft::T_dcst4<T>>(p.n, false))->bufsize();
-      else
-        buf = (dcst23_ = fft::get_plan<fft::T_dcst23<T>>(p.n, false))->bufsize();
-      tmp_r_ = ducc0::aligned_array<V>(buf);
+      tmp_size_ = cplan_->bufsize();
+      tmp_c_ = ducc0::aligned_array<VC>(K * tmp_size_);
     } else {
-      rplan_ = fft::get_plan<fft::pocketfft_r<T>>(p.n, false);
-      tmp_r_ = ducc0::aligned_array<V>(rplan_->bufsize());
+      if (p.mode != Mode::kR2R)
+        tmp_size_ = (rplan_ = fft::get_plan<fft::pocketfft_r<T>>(p.n, false))->bufsize();
+      else if (p.r2r.type == 1 && !p.r2r.sine)
+        tmp_size_ = (dct1_ = fft::get_plan<fft::T_dct1<T>>(p.n, false))->bufsize();
+      else if (p.r2r.type == 1)
+        tmp_size_ = (dst1_ = fft::get_plan<fft::T_dst1<T>>(p.n, false))->bufsize();
+      else if (p.r2r.type == 4)
+        tmp_size_ = (dcst4_ = fft::get_plan<fft::T_dcst4<T>>(p.n, false))->bufsize();
+      else
+        tmp_size_ = (dcst23_ = fft::get_plan<fft::T_dcst23<T>>(p.n, false))->bufsize();
+      tmp_r_ = ducc0::aligned_array<V>(K * tmp_size_);
     }
   }
 
-  // Transforms lines b, b + L, ... of the batch while L of them are left with data;
-  // returns the first line not done.
+  // Transforms lines b, b + K * L, ... of the batch while K * L of them are left with
+  // data; returns the first line not done.
   size_t Run(size_t b, const Batch &bt) {
-    for (; b + L <= bt.nv; b += L) {
+    for (; b + kLines <= bt.nv; b += kLines) {
       Gather(b, bt);
-      if (p_.mode == Mode::kC2C) {
-        Weigh(cin_.data(), p_.n_in);
-        VC *res = cplan_->exec(cin_.data(), tmp_c_.data(), p_.scale, p_.forward, 1);
+      if constexpr (kCout) {
+        const VC *res[K];
+        for (size_t k = 0; k < K; ++k) res[k] = ToComplex(k);
         ScatterComplex(res, b, bt);
-      } else if (p_.mode == Mode::kR2C) {
-        V *res = rplan_->exec(rbuf_.data(), tmp_r_.data(), p_.scale, true, 1);
-        const size_t n = p_.n;
-        cout_[0].r = res[0];
-        cout_[0].i = V(T(0));
-        size_t i = 1, k = 1;
-        for (; i + 1 < n; i += 2, ++k) {
-          cout_[k].r = res[i];
-          cout_[k].i = p_.forward ? res[i + 1] : -res[i + 1];
-        }
-        if (i < n) {
-          cout_[k].r = res[i];
-          cout_[k].i = V(T(0));
-        }
-        Weigh(cout_.data(), p_.n_out);
-        ScatterComplex(cout_.data(), b, bt);
-      } else if (p_.mode == Mode::kR2R) {
-        if constexpr (!kCin && !kCout) {
-          const size_t n = p_.n;
-          const auto &w = p_.weights;  // [pre_first, pre_last, post_first, post_last]
-          if (!w.empty()) {
-            rbuf_[0] *= w[0];
-            rbuf_[n - 1] *= w[1];
-          }
-          const int type = p_.r2r.type;
-          const bool cosine = !p_.r2r.sine;
-          V *c = rbuf_.data(), *buf = tmp_r_.data();
-          const T s = p_.scale;
-          V *res = dct1_    ? dct1_->exec(c, buf, s, false, type, cosine, 1)
-                   : dst1_  ? dst1_->exec(c, buf, s, false, type, cosine, 1)
-                   : dcst4_ ? dcst4_->exec(c, buf, s, false, type, cosine, 1)
-                            : dcst23_->exec(c, buf, s, false, type, cosine, 1);
-          if (!w.empty()) {
-            res[0] *= w[2];
-            res[n - 1] *= w[3];
-          }
-          ScatterReal(res, b, bt);
-        }
-      } else {  // c2r
-        Weigh(cin_.data(), p_.n_in);
-        const size_t n = p_.n;
-        rbuf_[0] = cin_[0].r;
-        size_t i = 1, k = 1;
-        for (; i + 1 < n; i += 2, ++k) {
-          rbuf_[i] = cin_[k].r;
-          rbuf_[i + 1] = p_.forward ? -cin_[k].i : cin_[k].i;
-        }
-        if (i < n) rbuf_[i] = cin_[k].r;
-        V *res = rplan_->exec(rbuf_.data(), tmp_r_.data(), p_.scale, false, 1);
+      } else {
+        const V *res[K];
+        for (size_t k = 0; k < K; ++k) res[k] = ToReal(k);
         ScatterReal(res, b, bt);
       }
     }
@@ -399,6 +359,67 @@ class LaneGroup {
   }
 
  private:
+  // Set k's transform, for the passes with a complex output: c2c and r2c.
+  const VC *ToComplex(size_t k) {
+    if (p_.mode == Mode::kC2C) {
+      VC *in = cin_.data() + k * p_.n_in;
+      Weigh(in, p_.n_in);
+      return cplan_->exec(in, tmp_c_.data() + k * tmp_size_, p_.scale, p_.forward, 1);
+    }
+    const size_t n = p_.n;
+    V *res = rplan_->exec(rbuf_.data() + k * n, tmp_r_.data() + k * tmp_size_, p_.scale,
+                          true, 1);
+    VC *bins = cout_.data() + k * p_.n_out;
+    bins[0].r = res[0];
+    bins[0].i = V(T(0));
+    size_t i = 1, j = 1;
+    for (; i + 1 < n; i += 2, ++j) {
+      bins[j].r = res[i];
+      bins[j].i = p_.forward ? res[i + 1] : -res[i + 1];
+    }
+    if (i < n) {
+      bins[j].r = res[i];
+      bins[j].i = V(T(0));
+    }
+    Weigh(bins, p_.n_out);
+    return bins;
+  }
+
+  // Set k's transform, for the passes with a real output: c2r and r2r.
+  const V *ToReal(size_t k) {
+    const size_t n = p_.n;
+    V *c = rbuf_.data() + k * n, *buf = tmp_r_.data() + k * tmp_size_;
+    const T s = p_.scale;
+    if (p_.mode == Mode::kR2R) {
+      const auto &w = p_.weights;  // [pre_first, pre_last, post_first, post_last]
+      if (!w.empty()) {
+        c[0] *= w[0];
+        c[n - 1] *= w[1];
+      }
+      const int type = p_.r2r.type;
+      const bool cosine = !p_.r2r.sine;
+      V *res = dct1_    ? dct1_->exec(c, buf, s, false, type, cosine, 1)
+               : dst1_  ? dst1_->exec(c, buf, s, false, type, cosine, 1)
+               : dcst4_ ? dcst4_->exec(c, buf, s, false, type, cosine, 1)
+                        : dcst23_->exec(c, buf, s, false, type, cosine, 1);
+      if (!w.empty()) {
+        res[0] *= w[2];
+        res[n - 1] *= w[3];
+      }
+      return res;
+    }
+    VC *bins = cin_.data() + k * p_.n_in;  // c2r
+    Weigh(bins, p_.n_in);
+    c[0] = bins[0].r;
+    size_t i = 1, j = 1;
+    for (; i + 1 < n; i += 2, ++j) {
+      c[i] = bins[j].r;
+      c[i + 1] = p_.forward ? -bins[j].i : bins[j].i;
+    }
+    if (i < n) c[i] = bins[j].r;
+    return rplan_->exec(c, buf, s, false, 1);
+  }
+
   // The per-bin weights of the complex side (if any) on its `count` bins.
   void Weigh(VC *bins, size_t count) const {
     if (p_.weights.empty()) return;
@@ -408,76 +429,108 @@ class LaneGroup {
     }
   }
 
-  // visit(t, j, element) for point t of lane j (line b + j of the batch), for every
-  // point of every lane, point by point: the lanes' points are neighbours in memory
-  // (`contig`), or the side is cut along the transform axis (point t's piece and
-  // offset, plus each line's base), or each line lies in one piece (its own start,
-  // plus point t's offset).
+  // visit(t, j, element) for point t of lane j (line b + j of the batch, j < K * L),
+  // for every point of every lane, point by point: the lanes' points are neighbours
+  // in memory (`contig`), or the side is cut along the transform axis (point t's
+  // piece and offset, plus each line's base), or each line lies in one piece (its own
+  // start, plus point t's offset).
   template <typename E, typename Visit>
   static void ForLanes(const Side &s, const AxisMap &m, const size_t *piece,
                        const ptrdiff_t *base, bool contig, size_t points, Visit visit) {
-    if (contig) {  // the L lines are neighbours in one piece: point t of all at once
+    if (contig) {  // the lines are neighbours in one piece: point t of all at once
       for (size_t t = 0; t < points; ++t) {
-        E *src = reinterpret_cast<E *>(s.ptrs[m.split ? m.piece[t] : piece[0]]) + base[0] +
-                 m.offset[t];
-        for (size_t j = 0; j < L; ++j) visit(t, j, src[j]);
+        E *src = Row<E>(s, m, piece, base, t);
+        for (size_t j = 0; j < kLines; ++j) visit(t, j, src[j]);
       }
     } else if (m.split) {
       for (size_t t = 0; t < points; ++t) {
         E *row = reinterpret_cast<E *>(s.ptrs[m.piece[t]]) + m.offset[t];
-        for (size_t j = 0; j < L; ++j) visit(t, j, row[base[j]]);
+        for (size_t j = 0; j < kLines; ++j) visit(t, j, row[base[j]]);
       }
     } else {
-      E *lane[L];
-      for (size_t j = 0; j < L; ++j) lane[j] = reinterpret_cast<E *>(s.ptrs[piece[j]]) + base[j];
+      E *lane[kLines];
+      for (size_t j = 0; j < kLines; ++j)
+        lane[j] = reinterpret_cast<E *>(s.ptrs[piece[j]]) + base[j];
       if (m.unit) {
         for (size_t t = 0; t < points; ++t)
-          for (size_t j = 0; j < L; ++j) visit(t, j, lane[j][t]);
+          for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][t]);
       } else {
         for (size_t t = 0; t < points; ++t) {
           const ptrdiff_t off = m.offset[t];
-          for (size_t j = 0; j < L; ++j) visit(t, j, lane[j][off]);
+          for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][off]);
         }
       }
     }
   }
 
+  // Point t of neighbouring lines: where the first of them holds it.
+  template <typename E>
+  static E *Row(const Side &s, const AxisMap &m, const size_t *piece, const ptrdiff_t *base,
+                size_t t) {
+    return reinterpret_cast<E *>(s.ptrs[m.split ? m.piece[t] : piece[0]]) + base[0] +
+           m.offset[t];
+  }
+
   void Gather(size_t b, const Batch &bt) {
+    if constexpr (!kCin && L > 1) {
+      if (bt.in_contig) {  // real neighbours: whole vectors
+        for (size_t t = 0; t < p_.n_in; ++t) {
+          const T *src = Row<const T>(*p_.in, *p_.in_f, bt.in_piece + b, bt.in_base + b, t);
+          for (size_t k = 0; k < K; ++k) rbuf_[k * p_.n + t] = ducc0::loadu<V>(src + k * L);
+        }
+        return;
+      }
+    }
+    const size_t n_in = p_.n_in, n = p_.n;
     ForLanes<const Tin>(*p_.in, *p_.in_f, bt.in_piece + b, bt.in_base + b, bt.in_contig,
-                        p_.n_in, [this](size_t t, size_t j, const Tin &x) {
+                        n_in, [this, n_in, n](size_t t, size_t j, const Tin &x) {
+                          const size_t k = j / L, lane = j % L;
                           if constexpr (kCin) {
-                            SetLane(cin_[t].r, j, x.real());
-                            SetLane(cin_[t].i, j, x.imag());
+                            VC &y = cin_[k * n_in + t];
+                            SetLane(y.r, lane, x.real());
+                            SetLane(y.i, lane, x.imag());
                           } else {
-                            SetLane(rbuf_[t], j, x);
+                            SetLane(rbuf_[k * n + t], lane, x);
                           }
                         });
   }
 
-  void ScatterComplex(const VC *res, size_t b, const Batch &bt) {
+  void ScatterComplex(const VC *const *res, size_t b, const Batch &bt) {
     if constexpr (kCout) {
       const size_t n_out = p_.n_out;
       ForLanes<Tout>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, bt.out_contig,
                      p_.n_tot, [res, n_out](size_t t, size_t j, Tout &y) {
-                       y = t < n_out ? Tout(GetLane(res[t].r, j), GetLane(res[t].i, j))
+                       const VC *r = res[j / L];
+                       y = t < n_out ? Tout(GetLane(r[t].r, j % L), GetLane(r[t].i, j % L))
                                      : Tout(0);
                      });
     }
   }
-  void ScatterReal(const V *res, size_t b, const Batch &bt) {
+  void ScatterReal(const V *const *res, size_t b, const Batch &bt) {
     if constexpr (!kCout) {
       const size_t n_out = p_.n_out;
+      if constexpr (L > 1) {
+        if (bt.out_contig) {  // real neighbours: whole vectors
+          for (size_t t = 0; t < p_.n_tot; ++t) {
+            T *dst = Row<T>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, t);
+            for (size_t k = 0; k < K; ++k)
+              ducc0::storeu(t < n_out ? res[k][t] : V(T(0)), dst + k * L);
+          }
+          return;
+        }
+      }
       ForLanes<Tout>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, bt.out_contig,
                      p_.n_tot, [res, n_out](size_t t, size_t j, Tout &y) {
-                       y = t < n_out ? Tout(GetLane(res[t], j)) : Tout(0);
+                       y = t < n_out ? Tout(GetLane(res[j / L][t], j % L)) : Tout(0);
                      });
     }
   }
 
   const FftPass<T> &p_;
-  ducc0::aligned_array<VC> cin_;    // complex input (c2c, c2r)
-  ducc0::aligned_array<V> rbuf_;    // real line (r2c input, c2r halfcomplex)
-  ducc0::aligned_array<VC> cout_;   // r2c output bins
+  ducc0::aligned_array<VC> cin_;    // complex input (c2c, c2r), K sets of n_in
+  ducc0::aligned_array<V> rbuf_;    // real lines (r2c, r2r input, c2r halfcomplex), K sets
+  ducc0::aligned_array<VC> cout_;   // r2c output bins, K sets of n_out
+  size_t tmp_size_ = 0;             // a plan's scratch per set
   ducc0::aligned_array<VC> tmp_c_;
   ducc0::aligned_array<V> tmp_r_;
   std::shared_ptr<ducc0::detail_fft::pocketfft_c<T>> cplan_;
@@ -488,18 +541,26 @@ class LaneGroup {
   std::shared_ptr<ducc0::detail_fft::T_dcst23<T>> dcst23_;
 };
 
-// A thread's FFT worker: groups of the widest vector, then of half of it, then
-// single lines; then zeros on the lines that hold only padding.
+// A thread's FFT worker: groups of the widest vector (several sets of it at once
+// where the lines are neighbours and one set would fill part of a cache line), then
+// of half of it, then single lines; then zeros on the lines that hold only padding.
 template <typename T, typename Tin, typename Tout>
 class FftWorker {
   static constexpr size_t kV = ducc0::native_simd<T>::size();
   static constexpr size_t kHalf = (kV >= 4 && ducc0::simd_exists<T, int(kV / 2)>) ? kV / 2 : 1;
+  // the sets of kV lanes whose point t spans two 64-byte cache lines on the side with
+  // the larger element (two, not one: the pair a line's neighbour prefetch brings)
+  static constexpr size_t kElem =
+      (std::is_same_v<Tin, T> && std::is_same_v<Tout, T>) ? sizeof(T) : 2 * sizeof(T);
+  static constexpr size_t kSets = std::clamp<size_t>(128 / (kV * kElem), 1, 4);
 
  public:
-  explicit FftWorker(const FftPass<T> &p) : p_(p), wide_(p), half_(p), one_(p) {}
+  explicit FftWorker(const FftPass<T> &p) : p_(p), full_(p), wide_(p), half_(p), one_(p) {}
 
   void operator()(const Batch &bt) {
     size_t b = 0;
+    if constexpr (kV > 1 && kSets > 1)
+      if (bt.in_contig || bt.out_contig) b = full_.Run(b, bt);
     if constexpr (kV > 1) b = wide_.Run(b, bt);
     if constexpr (kHalf > 1) b = half_.Run(b, bt);
     b = one_.Run(b, bt);
@@ -514,9 +575,10 @@ class FftWorker {
 
  private:
   const FftPass<T> &p_;
-  LaneGroup<T, Tin, Tout, kV> wide_;
-  LaneGroup<T, Tin, Tout, kHalf> half_;
-  LaneGroup<T, Tin, Tout, 1> one_;
+  LaneGroup<T, Tin, Tout, kV, (kV > 1 ? kSets : 1)> full_;
+  LaneGroup<T, Tin, Tout, kV, 1> wide_;
+  LaneGroup<T, Tin, Tout, kHalf, 1> half_;
+  LaneGroup<T, Tin, Tout, 1, 1> one_;
 };
 
 template <typename T, typename Tin, typename Tout>
