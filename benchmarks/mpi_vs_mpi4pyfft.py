@@ -1,4 +1,4 @@
-"""pfft.mpi against mpi4py-fft (FFTW) on 4 MPI ranks: forward ``fftn`` or DCT-II.
+"""pfft.mpi against mpi4py-fft (FFTW) on 4 or 8 MPI ranks: forward ``fftn`` or DCT-II.
 
 Set-up (bench-only, not part of ``make test``): mpi4py-fft compiles against a system
 FFTW, so its headers and libraries come first::
@@ -10,6 +10,8 @@ Run (``make bench-mpi`` runs both transforms on the 2x2 grid)::
 
     OMP_NUM_THREADS=1 .venv/bin/mpirun -n 4 .venv/bin/python -m benchmarks.mpi_vs_mpi4pyfft \\
         [--transform fftn|dctn] [--grid 2x2|1x4] [--sizes 128 256] [--dtypes ...] [--repeats 7]
+    OMP_NUM_THREADS=1 .venv/bin/mpirun -n 8 .venv/bin/python -m benchmarks.mpi_vs_mpi4pyfft \\
+        --grid 2x4|1x8 ...
 
 ``--transform fftn`` (default): forward complex-to-complex transforms of N^3 arrays
 (``--dtypes`` default complex64 complex128), numpy's scaling on both sides, checked
@@ -25,7 +27,8 @@ and at timed sizes N <= 128 block by block; one-device ``scipy.fft.dctn``
 
 Grids: ``2x2`` pencils (mpi4py-fft ``grid=(2, 2, 1)``) or ``1x4``, a slab over the 4
 ranks (pfft.mpi ``ProcessGrid`` dims ``(1, 4)``, mpi4py-fft ``grid=(4, 1, 1)``, its
-own slab): both libraries take the same input blocks. mpi4py-fft runs with its
+own slab); on 8 ranks ``2x4`` and ``1x8`` likewise: both libraries take the same input
+blocks. mpi4py-fft runs with its
 defaults (FFTW_MEASURE plans, ``collapse=False``) and ``forward(u, uh,
 normalize=False)``, which copies the input in and the output out.
 
@@ -67,7 +70,9 @@ INSTALL = ("apt-get install -y libfftw3-dev (FFTW for its build), then "
            "PATH=$PWD/.venv/bin:$PATH .venv/bin/pip install mpi4py-fft")
 # grid name -> (pfft.mpi ProcessGrid dims, mpi4py-fft grid, words)
 GRIDS = {"2x2": ((2, 2), (2, 2, 1), "2x2 pencil grid"),
-         "1x4": ((1, 4), (4, 1, 1), "1x4 slab grid")}
+         "1x4": ((1, 4), (4, 1, 1), "1x4 slab grid"),
+         "2x4": ((2, 4), (2, 4, 1), "2x4 pencil grid"),
+         "1x8": ((1, 8), (8, 1, 1), "1x8 slab grid")}
 DTYPES = {"fftn": ["complex64", "complex128"], "dctn": ["float64", "float32"]}
 # every group of axes mpi4py-fft may hand one serial transform (collapse=True merges some)
 AXIS_GROUPS = [(0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2)]
@@ -231,7 +236,7 @@ def machine_line(load_start: float) -> str:
 
 
 def print_fftn(rows, grid: str, repeats: int, load_start: float) -> None:
-    print(f"\n4 MPI ranks, {GRIDS[grid][2]}, forward c2c, median of {repeats} "
+    print(f"\n{COMM.Get_size()} MPI ranks, {GRIDS[grid][2]}, forward c2c, median of {repeats} "
           f"(ms; slowest rank)")
     print(machine_line(load_start) + "\n")
     print("| N³ | dtype | pfft.mpi | mpi4py-fft (FFTW) | pfft.mpi / mpi4py-fft (median of pairs) "
@@ -243,7 +248,7 @@ def print_fftn(rows, grid: str, repeats: int, load_start: float) -> None:
 
 
 def print_dctn(rows, grid: str, repeats: int, load_start: float) -> None:
-    print(f"\n4 MPI ranks, {GRIDS[grid][2]}, forward DCT-II on every axis (scipy's "
+    print(f"\n{COMM.Get_size()} MPI ranks, {GRIDS[grid][2]}, forward DCT-II on every axis (scipy's "
           f"norm='backward' on both sides), median of {repeats} (ms; slowest rank)")
     print(machine_line(load_start) + "\n")
     print("| N³ | dtype | grid | pfft.mpi (ms) | mpi4py-fft, FFTW (ms) "
@@ -267,8 +272,9 @@ def main() -> None:
     parser.add_argument("--check-size", type=int, default=16,
                         help="dctn: the size of the gathered check before timing")
     args = parser.parse_args()
-    if COMM.Get_size() != 4:
-        raise SystemExit("run under mpirun -n 4 (a 2x2 pencil or 1x4 slab grid)")
+    ranks = int(np.prod(GRIDS[args.grid][0]))
+    if COMM.Get_size() != ranks:
+        raise SystemExit(f"--grid {args.grid} runs under mpirun -n {ranks}")
     try:
         import mpi4py_fft  # noqa: F401
     except ImportError as e:

@@ -390,8 +390,13 @@ MPI4PYFFT_LINE = re.compile(r"# (\d+)\^3 (\w+): pfft\.mpi ([\d.]+) ms, mpi4py-ff
                             r"([\d.e+-]+) / ([\d.e+-]+))?")
 
 
+# the grids mpi4py-fft runs on, as mpirun ranks: 4 ranks in a 2x2 pencil, 8 in a 2x4
+MPI4PYFFT_GRIDS = (("2x2", 4), ("2x4", 8))
+
+
 def run_mpi4pyfft(sizes, repeats, progress, timeout):
-    """mpi4py-fft (FFTW) against pfft.mpi on 4 ranks, 2x2, via benchmarks/mpi_vs_mpi4pyfft.py."""
+    """mpi4py-fft (FFTW) against pfft.mpi on 4 ranks (2x2) and 8 ranks (2x4), via
+    benchmarks/mpi_vs_mpi4pyfft.py."""
     launcher = mpirun()
     try:
         import mpi4py_fft
@@ -400,25 +405,30 @@ def run_mpi4pyfft(sizes, repeats, progress, timeout):
         return [row(study="mpi4py-fft", impl="mpi4py-fft", note=f"not run: {e}")]
     if launcher is None:
         return [row(study="mpi4py-fft", impl="mpi4py-fft", note="not run: no mpirun")]
-    cmd = [launcher, "-n", "4", sys.executable, "-m", "benchmarks.mpi_vs_mpi4pyfft",
-           "--sizes", *map(str, sizes), "--repeats", str(repeats)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              env=mpi_env(), cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return [row(study="mpi4py-fft", impl="mpi4py-fft", note=f"timed out after {timeout} s")]
     rows = []
-    for m in MPI4PYFFT_LINE.finditer(proc.stdout):
-        n, dt = int(m[1]), m[2]
-        for impl, t, err in (("pfft.mpi", m[3], m[6]), ("mpi4py-fft", m[4], m[7])):
-            rows.append(row(study="mpi4py-fft", impl=impl, shape=f"{n}x{n}x{n}", n=n, dtype=dt,
-                            kind="c2c", grid="2x2", devices=4, ms=float(t),
-                            single_ms=float(m[5]), rel_err=float(err) if err else "",
-                            version=version if impl == "mpi4py-fft" else "",
-                            note="4 MPI ranks, 1 thread each; baseline: jnp on rank 0 alone, 1 thread"))
-    if not rows:
-        rows.append(row(study="mpi4py-fft", impl="mpi4py-fft",
-                        note=f"failed (rc {proc.returncode}): {proc.stderr.strip()[-300:]}"))
+    for grid, ranks in MPI4PYFFT_GRIDS:
+        cmd = [launcher, "-n", str(ranks), sys.executable, "-m", "benchmarks.mpi_vs_mpi4pyfft",
+               "--grid", grid, "--sizes", *map(str, sizes), "--repeats", str(repeats)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  env=mpi_env(), cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            rows.append(row(study="mpi4py-fft", impl="mpi4py-fft", grid=grid, devices=ranks,
+                            note=f"timed out after {timeout} s"))
+            continue
+        found = list(MPI4PYFFT_LINE.finditer(proc.stdout))
+        for m in found:
+            n, dt = int(m[1]), m[2]
+            for impl, t, err in (("pfft.mpi", m[3], m[6]), ("mpi4py-fft", m[4], m[7])):
+                rows.append(row(study="mpi4py-fft", impl=impl, shape=f"{n}x{n}x{n}", n=n,
+                                dtype=dt, kind="c2c", grid=grid, devices=ranks, ms=float(t),
+                                single_ms=float(m[5]), rel_err=float(err) if err else "",
+                                version=version if impl == "mpi4py-fft" else "",
+                                note=f"{ranks} MPI ranks, 1 thread each; baseline: jnp on "
+                                     "rank 0 alone, 1 thread"))
+        if not found:
+            rows.append(row(study="mpi4py-fft", impl="mpi4py-fft", grid=grid, devices=ranks,
+                            note=f"failed (rc {proc.returncode}): {proc.stderr.strip()[-300:]}"))
     progress.step(f"mpi4py-fft: {len(rows)} rows")
     return rows
 
@@ -575,10 +585,11 @@ def mpi_table(rows) -> str:
 
 def mpi4pyfft_table(rows) -> str:
     rs = [r for r in rows if r["study"] == "mpi4py-fft"]
-    lines = [[r["impl"], r["shape"], r["dtype"], fmt(r["ms"]), fmt(r["single_ms"]),
-              fmt(r["ratio"], "{:.2f}"), fmt(r["rel_err"], "{:.1e}"), r["version"] or r["note"]]
+    lines = [[r["impl"], r["shape"], r["dtype"], f"{r['devices']} ({r['grid']})", fmt(r["ms"]),
+              fmt(r["single_ms"]), fmt(r["ratio"], "{:.2f}"), fmt(r["rel_err"], "{:.1e}"),
+              r["version"] or r["note"]]
              for r in rs]
-    return md_table(["impl", "shape", "dtype", "ms (4 ranks, 2x2)", "jnp 1 dev ms (1 thread)",
+    return md_table(["impl", "shape", "dtype", "ranks (grid)", "ms", "jnp 1 dev ms (1 thread)",
                      "ratio", "rel. err", "version / note"], lines)
 
 
@@ -731,7 +742,7 @@ def render(rows, args, header, footer, cmd) -> str:
     if any(r["study"].startswith("mpi-") for r in rows):
         sections.append(("pfft.mpi over MPI ranks", mpi_table(rows)))
     if any(r["study"] == "mpi4py-fft" for r in rows):
-        sections.append(("mpi4py-fft (FFTW) vs pfft.mpi, 4 ranks", mpi4pyfft_table(rows)))
+        sections.append(("mpi4py-fft (FFTW) vs pfft.mpi, 4 and 8 ranks", mpi4pyfft_table(rows)))
     notes = notes_table(rows)
     if notes:
         sections.append(("Not run / failed", notes))

@@ -22,6 +22,9 @@ FIGURES = HERE / "figures"
 
 CPU_BOX = ("2-core x86-64 development machine (AMD EPYC, no transparent huge pages), "
            "Python 3.11, jax 0.10.2, 8 simulated CPU devices")
+# the same machine in session 13, where the kernels' huge-page advice took effect
+CPU_BOX_THP = ("2-core x86-64 development machine (AMD EPYC, transparent huge pages on "
+               "madvise), Python 3.11, jax 0.10.2, 8 simulated CPU devices")
 
 
 def _real_workloads(path):
@@ -29,10 +32,11 @@ def _real_workloads(path):
 
     rows = real_workloads._read_csv(str(DATA / "real_workloads.csv"))
     real_workloads.plot(rows, str(path), note=(
-        f"{CPU_BOX}, 2026-11-23 (session 12). python -m benchmarks.real_workloads --sizes 64 "
-        "128 --dtypes float32 float64 --step-sizes 64 128 --repeats 5 (all six grids), and "
-        "--sizes 256 --step-sizes (none) (docs/data/real_workloads.csv). Solid float32, "
-        "dashed float64, dotted: the float32 floor."))
+        f"{CPU_BOX_THP}, 2026-11-24 (session 13). python -m "
+        "benchmarks.real_workloads --sizes 64 128 --dtypes float32 float64 --step-sizes 64 "
+        "128 --repeats 5 (all six grids), and --sizes 256 --step-sizes (none) "
+        "(docs/data/real_workloads.csv). Solid float32, dashed float64, dotted: the float32 "
+        "floor."))
 
 
 def _fixed_costs(path):
@@ -72,9 +76,9 @@ def _r2r(path):
     for r in rows:
         r["size"] = int(r["size"])
     r2r.plot(rows, str(path), note=(
-        f"{CPU_BOX}, load 0.9, 2026-11-23 (session 9: DCTs fused into the pieces kernel). "
-        "python -m benchmarks.r2r --sizes 128 256 --dtypes float64 float32 --grids 2x2 1x4 "
-        "--repeats 7 (docs/data/r2r.csv)."))
+        f"{CPU_BOX_THP}, 2026-11-24 (session 13: strided passes move whole cache lines). "
+        "python -m benchmarks.r2r --sizes 128 --dtypes float32 float64 --grids 2x2 1x4 "
+        "--repeats 7, and --sizes 256 --repeats 5 (docs/data/r2r.csv)."))
 
 
 def _suite(path):
