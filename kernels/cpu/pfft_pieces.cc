@@ -69,6 +69,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -303,10 +304,10 @@ struct FftPass {
   const AxisMap *in_f, *out_f;
 };
 
-// K sets of L lanes: K * L lines per group, so that a group's point t spans a whole
-// cache line where the lines are neighbours in memory (real data in 256-bit vectors
-// fills half of one: reading or writing the other half a group later makes a strided
-// pass about 1.4x slower). Each set is transformed on its own.
+// K sets of L lanes: K * L lines per group, so that where the lines are neighbours in
+// memory a group's point t spans whole cache lines (8 float32 lanes in a 256-bit
+// vector fill half of one: reading or writing the other half a group later made a
+// strided DCT pass 1.6x slower). Each set is transformed on its own.
 template <typename T, typename Tin, typename Tout, size_t L, size_t K>
 class LaneGroup {
   static constexpr bool kCin = !std::is_same_v<Tin, T>;
@@ -549,18 +550,23 @@ class FftWorker {
   static constexpr size_t kV = ducc0::native_simd<T>::size();
   static constexpr size_t kHalf = (kV >= 4 && ducc0::simd_exists<T, int(kV / 2)>) ? kV / 2 : 1;
   // the sets of kV lanes whose point t spans two 64-byte cache lines on the side with
-  // the larger element (two, not one: the pair a line's neighbour prefetch brings)
+  // the larger element (two rather than one or four: the fastest in
+  // benchmarks.kernel_passes, docs/benchmarks.md session 13)
   static constexpr size_t kElem =
       (std::is_same_v<Tin, T> && std::is_same_v<Tout, T>) ? sizeof(T) : 2 * sizeof(T);
   static constexpr size_t kSets = std::clamp<size_t>(128 / (kV * kElem), 1, 4);
+  // the sets' lines and DUCC's scratch must stay in L2 (long lines take one set)
+  static constexpr size_t kSetsBudget = size_t(512) << 10;
 
  public:
-  explicit FftWorker(const FftPass<T> &p) : p_(p), full_(p), wide_(p), half_(p), one_(p) {}
+  explicit FftWorker(const FftPass<T> &p) : p_(p), wide_(p), half_(p), one_(p) {
+    if (kV > 1 && kSets > 1 && kSets * p.n * 4 * kV * sizeof(T) <= kSetsBudget)
+      full_.emplace(p);
+  }
 
   void operator()(const Batch &bt) {
     size_t b = 0;
-    if constexpr (kV > 1 && kSets > 1)
-      if (bt.in_contig || bt.out_contig) b = full_.Run(b, bt);
+    if (full_ && (bt.in_contig || bt.out_contig)) b = full_->Run(b, bt);
     if constexpr (kV > 1) b = wide_.Run(b, bt);
     if constexpr (kHalf > 1) b = half_.Run(b, bt);
     b = one_.Run(b, bt);
@@ -575,7 +581,7 @@ class FftWorker {
 
  private:
   const FftPass<T> &p_;
-  LaneGroup<T, Tin, Tout, kV, (kV > 1 ? kSets : 1)> full_;
+  std::optional<LaneGroup<T, Tin, Tout, kV, kSets>> full_;
   LaneGroup<T, Tin, Tout, kV, 1> wide_;
   LaneGroup<T, Tin, Tout, kHalf, 1> half_;
   LaneGroup<T, Tin, Tout, 1, 1> one_;
