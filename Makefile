@@ -76,10 +76,11 @@ else
 endif
 
 # the suite in TEST_WORKERS processes (pytest-xdist; a file's tests stay in one): on
-# 2 cores most of it is XLA compiling on one thread, so 2 workers halve the time
+# 2 cores most of it is XLA compiling on one thread, so 2 workers halve the time;
+# -rs lists every skipped test with its reason at the end
 TEST_WORKERS ?= 2
 test: $(VENV)/.mpi kernels-cuda
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
+	$(BIN)/python -m pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 docs: $(VENV)/.core
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
