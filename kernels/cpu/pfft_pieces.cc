@@ -550,18 +550,19 @@ class FftWorker {
   static constexpr size_t kV = ducc0::native_simd<T>::size();
   static constexpr size_t kHalf = (kV >= 4 && ducc0::simd_exists<T, int(kV / 2)>) ? kV / 2 : 1;
   // the sets of kV lanes whose point t spans two 64-byte cache lines on the side with
-  // the larger element (two rather than one or four: the fastest in
-  // benchmarks.kernel_passes, docs/benchmarks.md session 13)
+  // the larger element (two rather than one or four: the fastest measured, see
+  // docs/benchmarks.md, session 13)
   static constexpr size_t kElem =
       (std::is_same_v<Tin, T> && std::is_same_v<Tout, T>) ? sizeof(T) : 2 * sizeof(T);
   static constexpr size_t kSets = std::clamp<size_t>(128 / (kV * kElem), 1, 4);
-  // the sets' lines and DUCC's scratch must stay in L2 (long lines take one set)
+  // the sets' lines and DUCC's scratch (each at most n complex vectors) must stay in
+  // L2: longer lines take one set
   static constexpr size_t kSetsBudget = size_t(512) << 10;
 
  public:
   explicit FftWorker(const FftPass<T> &p) : p_(p), wide_(p), half_(p), one_(p) {
-    if (kV > 1 && kSets > 1 && kSets * p.n * 4 * kV * sizeof(T) <= kSetsBudget)
-      full_.emplace(p);
+    const size_t set_bytes = 2 * p.n * sizeof(ducc0::Cmplx<Lanes<T, kV>>);
+    if (kV > 1 && kSets > 1 && kSets * set_bytes <= kSetsBudget) full_.emplace(p);
   }
 
   void operator()(const Batch &bt) {
