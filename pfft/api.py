@@ -268,7 +268,8 @@ def rfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
     The last of ``axes`` is halved to ``n//2 + 1`` points. The result has numpy's
     shape and is evenly sharded, the halved axis whole: on a pencil grid two
     exchanges where the grid divides the other axes by both its sizes (the output is
-    split over both mesh axes at once, ``P(None, ('x', 'y'), None)``), else three; on a
+    split over both mesh axes at once: ``P(None, ('x', 'y'), None)``, or
+    ``P(('y', 'x'), None, None)`` where ``'x'`` is the smaller), else three; on a
     slab one. See also ``pfft.plan(..., kind="r2c", spectrum="padded")``.
 
     Parameters

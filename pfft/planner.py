@@ -9,8 +9,9 @@ Real transforms add one rule: the halved axis (the last of ``axes``) is
 transformed first by a real-to-complex chain and last by a complex-to-real one.
 Its ``n//2 + 1`` points never divide an even grid axis, so where an even output is
 asked for the walk avoids splitting it: rather than move a split onto it, it merges
-the split into another split axis that divides by both (a pencil's ``'y'`` joins
-``'x'`` on axis 0, then both move to axis 1: two exchanges). Only where no axis can
+the split into another split axis that divides by both (the smaller of a pencil's
+two mesh axes joins the other on its axis, then both move to the axis just
+transformed: two exchanges). Only where no axis can
 take it does the halved axis get split, and one more all-to-all makes it whole again
 (unless the caller asks for the padded spectrum).
 
@@ -369,12 +370,18 @@ def _move(layout: Layout, gather: int, scatter: int) -> Exchange:
 def _merge(layout: Layout, pending, gather_only: bool = True) -> Stage | None:
     """Move a pending axis's split onto another split axis that divides evenly by
     both (it is then split over both, as ``('x', 'y')``). Where no axis can take it:
-    an all-gather of the pending axis (``gather_only``), else ``None``."""
+    an all-gather of the pending axis (``gather_only``), else ``None``.
+
+    Of the possible moves, the split over the fewest devices goes: an all-to-all over
+    ``p`` devices sends ``(1 - 1/p)`` of the block in ``p - 1`` pieces, so on a 2x4
+    pencil moving ``'x'`` (2) sends half the block once where moving ``'y'`` (4) would
+    send three quarters in three."""
     options = [(g, s) for g in pending for s in range(layout.ndim)
                if s != g and layout.split[s] is not None and layout.is_even(s)
                and layout.shape[s] % (layout.parts(s) * layout.parts(g)) == 0]
     if options:
-        g, s = min(options, key=lambda gs: (abs(gs[0] - gs[1]), gs[1], gs[0]))
+        g, s = min(options, key=lambda gs: (layout.parts(gs[0]), abs(gs[0] - gs[1]),
+                                            gs[1], gs[0]))
         m = layout.split[g]
         return Exchange(m, layout.grid_size(m), g, s, scatter_had=layout.parts(s))
     if not gather_only:

@@ -184,6 +184,25 @@ def test_real_pencil_chain_never_splits_the_halved_axis():
     assert slab.out_layout.spec == P(None, "x", None)
 
 
+@pytest.mark.parametrize("grid, first, out", [
+    ((2, 4), "x", P(("y", "x"), None, None)),     # 'x' (2) moves first: half the block
+    ((4, 2), "y", P(None, ("x", "y"), None)),     # 'y' (2) moves first
+    ((2, 2), "y", P(None, ("x", "y"), None))])    # a tie keeps 'y' first
+def test_real_pencil_chain_merges_the_smaller_mesh_axis_first(grid, first, out):
+    """rfftn in numpy's layout on a p x q pencil: the merge that keeps the halved axis
+    whole moves the split over fewer devices, so the two exchanges send
+    (1 - 1/min(p, q)) + (1 - 1/(p q)) of the block, not (1 - 1/q) + (1 - 1/(p q))."""
+    names = dict(zip(("x", "y"), grid))
+    lay = default_layout((32, 32, 32), (0, 1, 2), tuple(names.items()))
+    chain = build_chain(lay, (0, 1, 2), kind="r2c")
+    exchanges = [s for s in chain.stages if isinstance(s, Exchange)]
+    assert [e.size for e in exchanges] == [names[first], grid[0] * grid[1]]
+    assert exchanges[0].mesh_axis == first
+    assert chain.out_layout.spec == out and chain.out_layout.is_even()
+    back = chain.reversed()
+    assert back.out_layout == lay and back.exchanges == 2
+
+
 def test_layout_describes_itself():
     lay = Layout((8, 6, 5), ("x", "y", None), (("x", 2), ("y", 3)))
     assert lay.local_shape == (4, 2, 5)
