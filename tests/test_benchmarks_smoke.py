@@ -187,18 +187,21 @@ def test_fuse_threshold_tiny(tmp_path):
 
 def test_fftshift_benchmark_tiny(tmp_path):
     """`python -m benchmarks.fftshift --plot` at 16³ on 2x2 and 1x4: pfft's shift equals
-    numpy's, compiles to one collective permute, and every time is positive."""
+    numpy's, compiles to one collective permute, and every time (the permute floor and
+    the in-loop figures too) is positive."""
     proc, rows = _run_benchmark("fftshift", "--sizes", "16", "--grids", "2x2", "1x4",
                                 "--repeats", "2", "--plot", out=tmp_path)
     assert [(r["grid"], r["axes"]) for r in rows] == [
         ("2x2", "(0, 1)"), ("2x2", "all"), ("1x4", "(0,)"), ("1x4", "all")]
     for r in rows:
         assert r["exact"] == "True" and r["pfft_collectives"] == "1 collective-permute", r
-        for key in ("fftn_ms", "fftshift_ms", "fftshift_over_fftn"):
+        for key in ("fftn_ms", "fftshift_ms", "fftshift_over_fftn", "floor_ms",
+                    "floor_over_fftn", "loop_shift_ms", "loop_fftn_ms", "loop_over_fftn"):
             assert 0 < float(r[key]) < math.inf, (key, r)
         assert "all-gather" not in r["jnp_collectives"], r
     assert (tmp_path / "fftshift.png").stat().st_size > 1000
     assert "**pfft.fftshift / fftn**" in proc.stdout
+    assert "**in a loop: fftshift / fftn**" in proc.stdout
 
 
 def test_r2r_benchmark_tiny(tmp_path):
