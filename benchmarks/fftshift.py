@@ -24,13 +24,14 @@ The collectives each compiles to are read from its compiled HLO (``pfft.hlo``).
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime
 import math
 import os
 import platform
 
 from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices,
-                      write_results)
+                      stamp, write_results)
 
 simulate_cpu_devices(8)
 
@@ -141,7 +142,20 @@ def markdown(rows) -> str:
     return markdown_table(rows, COLUMNS)
 
 
-def plot(rows, path: str) -> None:
+def read_csv(path: str) -> list[dict]:
+    """The rows of a finished run's ``fftshift.csv``, numbers as numbers."""
+    with open(path) as f:
+        return [{k: int(v) if k == "size" else v if k in TEXT_COLUMNS else float(v)
+                 for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+TEXT_COLUMNS = ("dtype", "grid", "spec", "axes", "goal_met", "pfft_collectives",
+                "jnp_collectives", "exact")
+
+
+def plot(rows, path: str, note: str | None = None) -> None:
+    """Each row's times as fractions of ``fftn``; ``note`` (machine, date, command)
+    along the bottom."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -160,6 +174,7 @@ def plot(rows, path: str) -> None:
     ax.set_ylabel("time / pfft.fftn")
     ax.legend()
     fig.tight_layout()
+    stamp(fig, note)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

@@ -81,6 +81,16 @@ def _r2r(path):
         "--repeats 7, and --sizes 256 --repeats 5 (docs/data/r2r.csv)."))
 
 
+def _fftshift(path):
+    from benchmarks import fftshift
+
+    fftshift.plot(fftshift.read_csv(str(DATA / "fftshift.csv")), str(path), note=(
+        f"{CPU_BOX_THP}, 2026-11-25 (session 14). python -m benchmarks.fftshift --sizes 256 "
+        "--grids 2x2 1x4 2x4 --repeats 5 --plot (docs/data/fftshift.csv), glibc's default "
+        "allocator: blocks of 32 MiB (2x2, 1x4) are mapped anew on every call, 16 MiB ones "
+        "(2x4) are reused."))
+
+
 def _suite(path):
     from benchmarks import suite
 
@@ -103,6 +113,7 @@ FIGURES_DRAWN = {
     "real_workloads.png": (_real_workloads, "docs/data/real_workloads.csv"),
     "fixed_costs.png": (_fixed_costs, "docs/data/fixed_costs.csv"),
     "r2r.png": (_r2r, "docs/data/r2r.csv"),
+    "fftshift.png": (_fftshift, "docs/data/fftshift.csv"),
     "suite_ratios.png": (_suite, "docs/data/suite.csv (with the two below)"),
     "suite_scaling.png": (_suite, "docs/data/suite.csv"),
     "suite_model.png": (_suite, "docs/data/suite.csv"),
