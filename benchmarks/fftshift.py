@@ -12,7 +12,9 @@ For each size and grid, on the same sharded complex array (the default input pen
 - ``pfft.fftn`` of the same array: issue 18's goal is ``fftshift`` at most 0.2 of it;
 - the **floor**: one collective permute of each device's whole block over the mesh
   axes that split the array (``lax.ppermute``, XLA's collective): the least data
-  movement any distributed roll of a split axis needs, whoever implements it;
+  movement a ``fftshift`` of the split axes needs where each of them has an even
+  number of blocks (every block then moves to another device whole), whoever
+  implements it;
 - the same shift and transform **inside a jitted loop** (``lax.fori_loop`` of
   ``LOOP`` shifts against ``LOOP // 2`` ``fftn``/``ifftn`` round trips), where XLA
   reuses the buffers between iterations instead of mapping fresh ones per call.
@@ -61,7 +63,8 @@ def _split_axes(sharding) -> tuple[int, ...]:
 
 def _block_permute(mesh, spec):
     """One collective permute of each device's whole block over the mesh axes that
-    split the array (each device sends to the next): the floor of a roll of them."""
+    split the array (each device sends to the next): the floor of a ``fftshift`` of
+    them on even numbers of blocks."""
     names = tuple(m for entry in spec if entry is not None for m in names_of(entry))
     count = math.prod(mesh.shape[m] for m in names)
     pairs = [(i, (i + 1) % count) for i in range(count)]
@@ -142,15 +145,15 @@ def markdown(rows) -> str:
     return markdown_table(rows, COLUMNS)
 
 
+TEXT_COLUMNS = ("dtype", "grid", "spec", "axes", "goal_met", "pfft_collectives",
+                "jnp_collectives", "exact")
+
+
 def read_csv(path: str) -> list[dict]:
     """The rows of a finished run's ``fftshift.csv``, numbers as numbers."""
     with open(path) as f:
         return [{k: int(v) if k == "size" else v if k in TEXT_COLUMNS else float(v)
                  for k, v in r.items()} for r in csv.DictReader(f)]
-
-
-TEXT_COLUMNS = ("dtype", "grid", "spec", "axes", "goal_met", "pfft_collectives",
-                "jnp_collectives", "exact")
 
 
 def plot(rows, path: str, note: str | None = None) -> None:
