@@ -86,9 +86,10 @@ def _fftshift(path):
 
     fftshift.plot(fftshift.read_csv(str(DATA / "fftshift.csv")), str(path), note=(
         f"{CPU_BOX_THP}, 2026-11-25 (session 14). python -m benchmarks.fftshift --sizes 256 "
-        "--grids 2x2 1x4 2x4 --repeats 5 --plot (docs/data/fftshift.csv), glibc's default "
-        "allocator: blocks of 32 MiB (2x2, 1x4) are mapped anew on every call, 16 MiB ones "
-        "(2x4) are reused."))
+        "--grids 2x2 1x4 2x4 --repeats 5 --plot, then --sizes 128 --repeats 7 "
+        "(docs/data/fftshift.csv), glibc's default "
+        "allocator: blocks of 32 MiB (256³ on 2x2 and 1x4) are mapped anew on every call, "
+        "smaller ones are reused."))
 
 
 def _suite(path):
