@@ -65,6 +65,14 @@ def write_results(rows: list[dict], markdown: str, out: str, name: str) -> None:
         f.write(markdown + "\n")
 
 
+def read_results(path: str, text=(), ints=()) -> list[dict]:
+    """The rows of a CSV that :func:`write_results` wrote: the ``text`` columns as
+    strings, the ``ints`` as ints, every other column as a float."""
+    with open(path, newline="") as f:
+        return [{k: v if k in text else int(v) if k in ints else float(v)
+                 for k, v in r.items()} for r in csv.DictReader(f)]
+
+
 def weak_shape(base: int, parts: int) -> tuple[int, int, int]:
     """``base³`` per device or rank: double axis 0, then 1, then 2, ... to ``base³·parts``."""
     shape = [base] * 3

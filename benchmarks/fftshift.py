@@ -26,14 +26,13 @@ The collectives each compiles to are read from its compiled HLO (``pfft.hlo``).
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import math
 import os
 import platform
 
-from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices,
-                      stamp, write_results)
+from .common import (markdown_table, median_time, parse_grids, read_results,
+                      simulate_cpu_devices, stamp, write_results)
 
 simulate_cpu_devices(8)
 
@@ -151,9 +150,7 @@ TEXT_COLUMNS = ("dtype", "grid", "spec", "axes", "goal_met", "pfft_collectives",
 
 def read_csv(path: str) -> list[dict]:
     """The rows of a finished run's ``fftshift.csv``, numbers as numbers."""
-    with open(path) as f:
-        return [{k: int(v) if k == "size" else v if k in TEXT_COLUMNS else float(v)
-                 for k, v in r.items()} for r in csv.DictReader(f)]
+    return read_results(path, text=TEXT_COLUMNS, ints=("size",))
 
 
 def plot(rows, path: str, note: str | None = None) -> None:

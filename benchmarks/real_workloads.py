@@ -23,7 +23,6 @@ to **the same operation on one device** (``jnp.fft``) measured in the same proce
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
@@ -31,7 +30,7 @@ import sys
 import time
 
 from .common import (markdown_table, median_time, paired_medians, parse_grids,
-                      simulate_cpu_devices, stamp, write_results)
+                      read_results, simulate_cpu_devices, stamp, write_results)
 
 simulate_cpu_devices(8)
 
@@ -201,13 +200,7 @@ def plot(rows, path: str, note: str | None = None) -> None:
 
 
 def _read_csv(path: str) -> list[dict]:
-    rows = []
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            rows.append({k: v if k in ("dtype", "grid") else
-                         int(v) if k in ("size", "exchanges") else float(v)
-                         for k, v in r.items()})
-    return rows
+    return read_results(path, text=("dtype", "grid"), ints=("size", "exchanges"))
 
 
 def main(argv=None):

@@ -66,15 +66,11 @@ def _taylor_green(path):
 
 
 def _r2r(path):
-    import csv
-
     from benchmarks import r2r
+    from benchmarks.common import read_results
 
-    with open(DATA / "r2r.csv") as f:
-        rows = [{k: (v if k in ("dtype", "grid", "goal_met") else float(v)) for k, v in r.items()}
-                for r in csv.DictReader(f)]
-    for r in rows:
-        r["size"] = int(r["size"])
+    rows = read_results(str(DATA / "r2r.csv"), text=("dtype", "grid", "goal_met"),
+                        ints=("size",))
     r2r.plot(rows, str(path), note=(
         f"{CPU_BOX_THP}, 2026-11-24 (session 13: strided passes move whole cache lines). "
         "python -m benchmarks.r2r --sizes 128 --dtypes float32 float64 --grids 2x2 1x4 "
