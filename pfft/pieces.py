@@ -21,10 +21,14 @@ one all-to-all between the same FFTs. Blocks stay in numpy's axis order througho
 """
 from __future__ import annotations
 
+import math
+import os
+from typing import NamedTuple
+
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
-__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "fused", "transform", "ready_for",
-           "pack", "exchange", "assemble"]
+__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "fused", "pairs_enabled", "transform",
+           "ready_for", "pack", "exchange", "assemble"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -90,14 +94,13 @@ def fused(st, engine) -> bool:
     return isinstance(st, LocalR2R) and bool(getattr(engine, "R2R", False))
 
 
-def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_len: int,
-            inverse: bool, scale: float, engine, transport, weights=None, op=None):
-    """One kernel pass along ``f``: ``data`` (array or Pieces) in, pieces cut for
-    ``exchange`` (or one array) out, ``out_len`` points along ``f``."""
+def _sides(data, out_shape, exchange: Exchange | None, transport):
+    """A kernel call's input arrays and cut, and its output's: ``out_shape`` (the
+    whole block's) becomes a piece's shape when the output is cut for ``exchange``.
+    Returns (input arrays, piece shape, logical extent of the cut axis, keywords)."""
     pieces = data if isinstance(data, Pieces) else None
     ndim = data.ndim
-    out_shape = list(data.shape)
-    out_shape[f] = out_len
+    out_shape = list(out_shape)
     kw = {}
     if pieces:
         kw.update(in_split=pieces.axis - ndim, in_sign=pieces.sign,
@@ -109,12 +112,62 @@ def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_l
         out_shape[s] = -(-extent // p)
         kw.update(out_count=p, out_split=s - ndim, out_sign=1,
                   me_out=transport.axis_index(exchange.mesh_axis))
-    out = engine.fft_pieces(pieces.arrays if pieces else [data], f - ndim, n, kind=kind,
-                            out_shape=tuple(out_shape), inverse=inverse, scale=scale,
-                            weights=weights, op=op, **kw)
+    return (pieces.arrays if pieces else [data]), tuple(out_shape), extent, kw
+
+
+def _result(out, exchange: Exchange | None, extent):
+    """A kernel call's outputs: one array, or the pieces ``exchange`` sends."""
     if not exchange:
         return out[0]
     return Pieces(out, exchange.scatter, exchange.mesh_axis, +1, extent)
+
+
+def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_len: int,
+            inverse: bool, scale: float, engine, transport, weights=None, op=None):
+    """One kernel pass along ``f``: ``data`` (array or Pieces) in, pieces cut for
+    ``exchange`` (or one array) out, ``out_len`` points along ``f``."""
+    out_shape = list(data.shape)
+    out_shape[f] = out_len
+    arrays, piece_shape, extent, kw = _sides(data, out_shape, exchange, transport)
+    out = engine.fft_pieces(arrays, f - data.ndim, n, kind=kind, out_shape=piece_shape,
+                            inverse=inverse, scale=scale, weights=weights, op=op, **kw)
+    return _result(out, exchange, extent)
+
+
+class Pass(NamedTuple):
+    """One FFT pass of :func:`_pair`: ``kind`` along ``axis``, ``n`` points, writing
+    ``out_len`` points, with its own ``scale`` and complex-side ``weights``."""
+
+    kind: str
+    axis: int
+    n: int
+    out_len: int
+    scale: float = 1.0
+    weights: object = None
+
+
+def pairs_enabled(engine) -> bool:
+    """Whether two passes in a row run as one kernel call (the engine has it, and
+    ``$PFFT_NO_PASS_PAIRS`` is unset, read when a plan is traced: a switch to measure
+    what pairing gains; the values agree to rounding either way)."""
+    return (hasattr(engine, "fft_pieces_pair") and getattr(engine, "PIECES", False)
+            and not os.environ.get("PFFT_NO_PASS_PAIRS"))
+
+
+def _pair(data, first: Pass, second: Pass, *, exchange: Exchange | None, inverse: bool,
+          engine, transport):
+    """Two kernel passes in one call (``first`` then ``second``, different axes): the
+    intermediate block stays in cache (:func:`pfft.engines.native.fft_pieces_pair`)."""
+    out_shape = list(data.shape)
+    out_shape[first.axis] = first.out_len
+    out_shape[second.axis] = second.out_len
+    arrays, piece_shape, extent, kw = _sides(data, out_shape, exchange, transport)
+    nd = data.ndim
+    out = engine.fft_pieces_pair(
+        arrays, (first.axis - nd, second.axis - nd), (first.n, second.n),
+        kinds=(first.kind, second.kind), out_shape=piece_shape, inverse=inverse,
+        scales=(first.scale, second.scale), weights=(first.weights, second.weights), **kw)
+    return _result(out, exchange, extent)
 
 
 def _in_place(data, axes, inverse: bool, engine):
@@ -127,6 +180,18 @@ def _in_place(data, axes, inverse: bool, engine):
     return engine.fft(data, tuple(a - data.ndim for a in axes), inverse, inplace=True)
 
 
+def _pairs_pay(data, first: int, second: int, exchange: Exchange | None, engine) -> bool:
+    """Whether passes along ``first`` then ``second`` run as one call: the block has
+    other axes, not cut on either side, that hold enough sub-blocks to share among
+    the threads (else the kernel would run the two passes whole anyway)."""
+    if not pairs_enabled(engine):
+        return False
+    cut = {data.axis if isinstance(data, Pieces) else None,
+           exchange.scatter if exchange else None, first, second}
+    subs = math.prod(d for a, d in enumerate(data.shape) if a not in cut)
+    return subs >= max(8, 2 * int(getattr(engine, "nthreads", 1) or 1))
+
+
 def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
     cut_in = data.axis if isinstance(data, Pieces) else None
     cut_out = exchange.scatter if exchange else None
@@ -135,6 +200,12 @@ def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
     if cut_out in rest:                 # cut on the way out: transform it before
         data = _in_place(data, rest, inverse, engine)
         rest = ()
+    if rest and _pairs_pay(data, rest[-1], f, exchange, engine):
+        g, rest = rest[-1], rest[:-1]   # g, then the kernel's axis f, in one call
+        out = _pair(data, Pass("c2c", g, shape[g], shape[g], scale),
+                    Pass("c2c", f, shape[f], shape[f]), exchange=exchange, inverse=inverse,
+                    engine=engine, transport=transport)
+        return _in_place(out, rest, inverse, engine)
     out = _kernel(data, f, shape[f], kind="c2c", exchange=exchange, out_len=shape[f],
                   inverse=inverse, scale=scale, engine=engine, transport=transport)
     return _in_place(out, rest, inverse, engine)
@@ -166,6 +237,12 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighte
     cut_out = exchange.scatter if exchange else None
     if st.to_complex:
         w = st.transposed_weights() if weighted else None
+        if cut_out in rest and _pairs_pay(data, h, cut_out, exchange, engine):
+            # the halved axis, then the cut axis, in one call
+            out = _pair(data, Pass("r2c", h, n, st.half, scale, w),
+                        Pass("c2c", cut_out, shape[cut_out], shape[cut_out]),
+                        exchange=exchange, inverse=inverse, **kw)
+            return _in_place(out, tuple(a for a in rest if a != cut_out), inverse, engine)
         if cut_out in rest:             # halved axis to one array, then the cut axis
             half = _kernel(data, h, n, kind="r2c", exchange=None, out_len=st.half,
                            inverse=inverse, scale=scale, weights=w, **kw)
@@ -177,6 +254,13 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighte
                       inverse=inverse, scale=scale, weights=w, **kw)
         return _in_place(out, rest, inverse, engine)
     w = st.transposed_weights() if weighted else None
+    cut_in = data.axis if isinstance(data, Pieces) else None
+    f = cut_in if cut_in in rest else rest[-1] if rest else None
+    if rest and cut_in != h and _pairs_pay(data, f, h, exchange, engine):
+        # the other complex axes in place, then f and the halved axis in one call
+        data = _in_place(data, tuple(a for a in rest if a != f), inverse, engine)
+        return _pair(data, Pass("c2c", f, shape[f], shape[f], scale),
+                     Pass("c2r", h, n, n, 1.0, w), exchange=exchange, inverse=inverse, **kw)
     if rest:                            # complex axes first, into one array
         if isinstance(data, Pieces) and data.axis != h:
             data = _c2c(data, rest, inverse=inverse, scale=scale, shape=shape,

@@ -118,25 +118,39 @@ def _check_problem(pb):
         x = x.real.astype(real)
     w = rng.uniform(0.5, 2.0, n // 2 + 1) if pb["weighted"] else None
     want = _reference(pb, x, w)
+    ins, out_shape, kw = _cut_sides(pb, x, want.shape)
+    got = jax.jit(lambda *a: native.fft_pieces(
+        a, f - ndim, n, kind=kind, out_shape=out_shape, inverse=pb["inverse"],
+        scale=pb["scale"], weights=w, **kw))(*ins)
+    out_dtype = real if kind == "c2r" else x.dtype if kind == "copy" else pb["dtype"]
+    _check_pieces(got, want, pb, out_dtype)
+
+
+def _cut_sides(pb, x, want_shape):
+    """The kernel's input pieces of ``x`` (padding NaN), its output piece shape and the
+    keywords of both cuts, for problem ``pb`` (``cut_in``/``cut_out`` None: one array)."""
+    ndim = x.ndim
     ins = ([x] if pb["cut_in"] is None else
            _cut(x, pb["cut_in"], pb["p_in"], pb["sign_in"], pb["me_in"], np.nan))
-    out_shape = list(want.shape)
+    out_shape = list(want_shape)
     kw = {}
     if pb["cut_in"] is not None:
         kw.update(in_split=pb["cut_in"] - ndim, in_sign=pb["sign_in"], me_in=pb["me_in"])
     if pb["cut_out"] is not None:
         a = pb["cut_out"]
-        out_shape[a] = -(-want.shape[a] // pb["p_out"])
+        out_shape[a] = -(-want_shape[a] // pb["p_out"])
         kw.update(out_split=a - ndim, out_count=pb["p_out"], out_sign=pb["sign_out"],
                   me_out=pb["me_out"])
-    got = jax.jit(lambda *a: native.fft_pieces(
-        a, f - ndim, n, kind=kind, out_shape=tuple(out_shape), inverse=pb["inverse"],
-        scale=pb["scale"], weights=w, **kw))(*ins)
-    # the expected pieces, their padding marked NaN: it must come out as exact zeros
+    return ins, tuple(out_shape), kw
+
+
+def _check_pieces(got, want, pb, out_dtype):
+    """The kernel's output pieces ``got`` against ``want`` cut as ``pb`` cuts the
+    output: shapes and dtype, input padding never read, output padding written as
+    exact zeros, and the values within ``TOL``."""
     wants = ([want] if pb["cut_out"] is None else
              _cut(want, pb["cut_out"], pb["p_out"], pb["sign_out"], pb["me_out"], np.nan))
     assert len(got) == len(wants)
-    out_dtype = real if kind == "c2r" else x.dtype if kind == "copy" else pb["dtype"]
     values, wanted = [], []
     for g, wnt in zip(got, wants):
         g = np.asarray(g)
@@ -147,6 +161,91 @@ def _check_problem(pb):
         values.append(g[~pad])
         wanted.append(wnt[~pad])
     assert rel_err(np.concatenate(values), np.concatenate(wanted)) <= TOL[pb["dtype"]]
+
+
+@st.composite
+def pair_problems(draw):
+    ndim = draw(st.integers(2, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=ndim, max_size=ndim)))
+    f1, f2 = draw(st.permutations(range(ndim)))[:2]
+    cut_in = draw(st.sampled_from([None] + list(range(ndim))))
+    cut_out = draw(st.sampled_from([None] + [a for a in range(ndim) if a != cut_in]))
+    p_in = draw(st.integers(2, 4)) if cut_in is not None else 1
+    p_out = draw(st.integers(2, 4)) if cut_out is not None else 1
+    kinds = draw(st.sampled_from([("c2c", "c2c"), ("r2c", "c2c"), ("c2c", "c2r")]))
+    return dict(shape=shape, f1=f1, f2=f2, cut_in=cut_in, cut_out=cut_out, p_in=p_in,
+                p_out=p_out, kinds=kinds, weighted=kinds != ("c2c", "c2c") and draw(st.booleans()),
+                sign_in=draw(st.sampled_from([-1, 0, 1])), sign_out=draw(st.sampled_from([-1, 0, 1])),
+                me_in=draw(st.integers(0, p_in - 1)), me_out=draw(st.integers(0, p_out - 1)),
+                inverse=draw(st.booleans()),
+                scales=(draw(st.sampled_from([1.0, 0.25])), draw(st.sampled_from([1.0, 3.0]))),
+                dtype=draw(st.sampled_from([np.complex64, np.complex128])),
+                seed=draw(st.integers(0, 2**16)))
+
+
+def _check_pair(pb):
+    """Runs one problem of `pair_problems()` against two numpy passes in float64."""
+    shape, ndim, (k1, k2) = list(pb["shape"]), len(pb["shape"]), pb["kinds"]
+    f1, f2 = pb["f1"], pb["f2"]
+    rng = np.random.default_rng(pb["seed"])
+    real = np.float32 if pb["dtype"] == np.complex64 else np.float64
+    n1, n2 = shape[f1], shape[f2]
+    if k2 == "c2r":                          # n2 real points out of n2//2 + 1 bins in
+        shape[f2] = n2 // 2 + 1
+    x = random_array(rng, tuple(shape), pb["dtype"])
+    if k1 == "r2c":
+        x = x.real.astype(real)
+    w = rng.uniform(0.5, 2.0, (n1 if k1 == "r2c" else n2) // 2 + 1) if pb["weighted"] else None
+    w1, w2 = (w, None) if k1 == "r2c" else (None, w)
+    common = dict(inverse=pb["inverse"])
+    mid = _reference(dict(common, f=f1, shape=x.shape, kind=k1, scale=pb["scales"][0], n=n1),
+                     x, w1)
+    want = _reference(dict(common, f=f2, shape=mid.shape, kind=k2, scale=pb["scales"][1],
+                           n=n2), mid, w2)
+    ins, out_shape, kw = _cut_sides(pb, x, want.shape)
+    got = jax.jit(lambda *a: native.fft_pieces_pair(
+        a, (f1 - ndim, f2 - ndim), (n1, n2), kinds=(k1, k2), out_shape=out_shape,
+        inverse=pb["inverse"], scales=pb["scales"], weights=(w1, w2), **kw))(*ins)
+    _check_pieces(got, want, pb, real if k2 == "c2r" else pb["dtype"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(pair_problems())
+def test_pieces_pair_kernel_matches_two_numpy_passes(pb):
+    """Two passes in one call (c2c then c2c, r2c then c2c, c2c then c2r), each with its
+    own scale and the real pass's bin weights, on blocks cut along any axis on either
+    side, in every piece order: two numpy passes' result, padding never read and
+    written as zeros; both the sub-block path and the whole-pass path run."""
+    _check_pair(pb)
+
+
+# the shapes of slab plans' pairs: many sub-blocks (each thread takes several through
+# both passes), 75 neighbouring lines (every lane group of both passes), a cut output
+@pytest.mark.parametrize("kinds", [("c2c", "c2c"), ("r2c", "c2c"), ("c2c", "c2r")])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_pieces_pair_kernel_takes_sub_blocks_through_both_passes(kinds, dtype):
+    forward = kinds[1] != "c2r"
+    _check_pair(dict(shape=(12, 10, 75) if forward else (12, 75, 10), f1=2 if forward else 1,
+                     f2=1 if forward else 2, cut_in=None if forward else 1,
+                     cut_out=1 if forward else None, p_in=1 if forward else 3,
+                     p_out=2 if forward else 1, kinds=kinds, weighted=kinds != ("c2c", "c2c"),
+                     sign_in=-1, sign_out=1, me_in=0 if forward else 2, me_out=1,
+                     inverse=not forward, scales=(0.5, 3.0), dtype=dtype, seed=11))
+
+
+def test_pieces_pair_kernel_rejects_bad_arguments():
+    x = jnp.zeros((4, 4, 4), jnp.complex64)
+    with pytest.raises(ValueError, match="kinds"):
+        native.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("c2r", "c2c"), out_shape=(4, 4, 4))
+    with pytest.raises(Exception, match="axes must differ"):
+        native.fft_pieces_pair([x], (-1, -1), (4, 4), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
+    with pytest.raises(Exception, match="n exceeds"):
+        native.fft_pieces_pair([x], (-1, -2), (4, 9), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
+    with pytest.raises(Exception, match="element types"):
+        native.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("r2c", "c2c"), out_shape=(4, 4, 3))
+    with pytest.raises(Exception, match="weights"):
+        native.fft_pieces_pair([x.real], (-1, -2), (4, 4), kinds=("r2c", "c2c"),
+                               out_shape=(4, 4, 3), weights=([1.0], None))
 
 
 def test_pieces_kernel_pads_the_transform_axis_with_zeros_and_takes_batches():
@@ -280,6 +379,46 @@ def test_fused_real_plans_equal_unfused_plans_and_numpy(grid, shape, spectrum):
     assert rel_err(back, x) <= 1e-12
     for a, b in zip(results[True], results[False]):
         assert rel_err(a, b) <= 1e-13
+
+
+# slab plans whose blocks hold enough sub-blocks along axis 0 for the kernel's pairs
+@pytest.mark.parametrize("grid, shape", [((4,), (32, 12, 10)), ((1, 4), (32, 8, 9)),
+                                         ((8,), (64, 16, 6))], ids=str)
+@pytest.mark.parametrize("kind", ["r2c", "c2c"])
+def test_slab_plans_run_their_two_local_axes_as_one_pair_call(grid, shape, kind, monkeypatch):
+    """A slab's two local axes (the halved axis and the one the exchange cuts, and on
+    the way back the received axis and the halved one) run as one ``pfft_pieces_pair``
+    call each way: the same values as two calls (``$PFFT_NO_PASS_PAIRS``), as the
+    all-to-all path and as numpy, gradient included."""
+    mesh = pfft.make_mesh(grid)
+    rng = np.random.default_rng(5)
+    dtype = np.float64 if kind == "r2c" else np.complex128
+    x = rng.standard_normal(shape) if kind == "r2c" else random_array(rng, shape, dtype)
+    xs = pfft.device_put(x, mesh)
+    results, wt = {}, None
+    for mode in ("pairs", "two calls", "all-to-all"):
+        monkeypatch.setenv("PFFT_NO_PASS_PAIRS", "1" if mode == "two calls" else "")
+        plan = pfft.plan(shape, dtype, mesh, kind=kind, engine="native",
+                         fuse_exchanges=mode != "all-to-all")
+        forward = jax.jit(plan.forward)
+        k = forward(xs)
+        backward = jax.jit(plan.backward)
+        pairs = [_compiled_text(f, a).count('custom_call_target="pfft_pieces_pair"')
+                 for f, a in ((forward, xs), (backward, k))]
+        assert pairs == ([1, 1] if mode == "pairs" else [0, 0])
+        wt = jnp.asarray(rng.standard_normal(plan.out_shape)) if wt is None else wt
+        g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(plan.forward(a)) ** 2 * wt)))(xs)
+        results[mode] = (np.asarray(k), np.asarray(backward(k)), np.asarray(g))
+    k, back, g = results["pairs"]
+    assert rel_err(k, np.fft.rfftn(x) if kind == "r2c" else np.fft.fftn(x)) <= 1e-12
+    assert rel_err(back, x) <= 1e-12
+    for other in ("two calls", "all-to-all"):
+        for a, b in zip(results["pairs"], results[other]):
+            assert rel_err(a, b) <= 1e-13
+
+
+def _compiled_text(fn, x) -> str:
+    return fn.lower(x).compile().as_text()
 
 
 @pytest.mark.parametrize("grid", [(2,), (4,), (8,), (2, 4)])

@@ -238,5 +238,5 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2R, R2RImpl,
                                   .Attr<int64_t>("nthreads"));
 
 // Version of this library's calling convention, checked by pfft/engines/native.py.
-extern "C" int pfft_cpu_abi_version() { return 5; }  // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces
+extern "C" int pfft_cpu_abi_version() { return 6; }  // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair
 #pragma GCC visibility pop

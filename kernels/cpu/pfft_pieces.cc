@@ -7,6 +7,15 @@
 //               DCT or DST, n points -> n points: real, or complex as its real and
 //               imaginary parts), or "copy" (no transform: the packing or unpacking
 //               alone, real or complex)
+//   PfftPiecesPair  two FFT passes in one call, along two different axes: "c2c" or
+//               "r2c" along axis1, then "c2c" or "c2r" along axis2 (a slab's two
+//               local axes). A thread takes a sub-block (cut along the axes neither
+//               pass transforms and neither side is cut along) through both passes,
+//               its intermediate in the thread's scratch, so the intermediate never
+//               goes out to memory. Attributes kind1, axis1, n1, forward1, scale1,
+//               weights1 and the same with 2 describe each pass as the attributes
+//               below describe PfftPieces' one; in_split/out_split/signs and
+//               nthreads are shared.
 //
 // The logical block (rank r, leading batch dimensions allowed) is cut into equal
 // chunks along one axis on each side. Every piece is a row-major array of the
@@ -193,6 +202,52 @@ struct Batch {
   bool in_contig = true, out_contig = true;  // neighbours one element apart, one piece
 };
 
+// Fills `bt` with batch `item` of pass `w` (`coord`: scratch of the block's rank).
+inline void FillBatch(const Side &in, const Side &out, const Walk &w, size_t item,
+                      std::vector<size_t> &coord, Batch &bt) {
+  bool valid[kMaxBatch];
+  size_t blk = item % w.blocks, rest = item / w.blocks;
+  for (size_t i = w.others.size() >= 2 ? w.others.size() - 1 : 0; i-- > 0;) {
+    size_t a = w.others[i];
+    coord[a] = rest % w.ext_out[a];
+    rest /= w.ext_out[a];
+  }
+  size_t b0 = blk * w.kBatch;
+  bt.nl = std::min(w.kBatch, w.nb - b0);
+  for (size_t b = 0; b < bt.nl; ++b) {
+    if (w.has_batch_axis) coord[w.bx] = b0 + b;
+    size_t ip = 0, op = 0;
+    ptrdiff_t ib = 0, ob = 0;
+    bool ok = true;
+    for (size_t a : w.others) {
+      size_t p;
+      ptrdiff_t o;
+      if (coord[a] >= w.extent[a]) ok = false;
+      if (ok) {
+        p = 0;
+        in.locate(a, coord[a], p, o);
+        if (static_cast<int>(a) == in.split) ip = p;
+        ib += o;
+      }
+      p = 0;
+      out.locate(a, coord[a], p, o);
+      if (static_cast<int>(a) == out.split) op = p;
+      ob += o;
+    }
+    bt.in_piece[b] = ip, bt.out_piece[b] = op, bt.in_base[b] = ib, bt.out_base[b] = ob;
+    valid[b] = ok;
+  }
+  bt.nv = 0;
+  while (bt.nv < bt.nl && valid[bt.nv]) ++bt.nv;
+  bt.in_contig = bt.out_contig = true;
+  for (size_t b = 1; b < bt.nv; ++b)
+    bt.in_contig &= bt.in_piece[b] == bt.in_piece[0] &&
+                    bt.in_base[b] == bt.in_base[0] + ptrdiff_t(b);
+  for (size_t b = 1; b < bt.nl; ++b)
+    bt.out_contig &= bt.out_piece[b] == bt.out_piece[0] &&
+                     bt.out_base[b] == bt.out_base[0] + ptrdiff_t(b);
+}
+
 // Calls work(batch) for every batch of the pass, on `nthreads` threads;
 // make_worker() gives each thread its own worker (and scratch).
 template <typename MakeWorker>
@@ -203,52 +258,11 @@ void ForEachBatch(const Side &in, const Side &out, const Walk &w, size_t nthread
     auto work = make_worker();
     std::vector<size_t> coord(r, 0);
     Batch bt;
-    bool valid[kMaxBatch];
-    while (auto range = sched.getNext()) {
+    while (auto range = sched.getNext())
       for (size_t item = range.lo; item < range.hi; ++item) {
-        size_t blk = item % w.blocks, rest = item / w.blocks;
-        for (size_t i = w.others.size() >= 2 ? w.others.size() - 1 : 0; i-- > 0;) {
-          size_t a = w.others[i];
-          coord[a] = rest % w.ext_out[a];
-          rest /= w.ext_out[a];
-        }
-        size_t b0 = blk * w.kBatch;
-        bt.nl = std::min(w.kBatch, w.nb - b0);
-        for (size_t b = 0; b < bt.nl; ++b) {
-          if (w.has_batch_axis) coord[w.bx] = b0 + b;
-          size_t ip = 0, op = 0;
-          ptrdiff_t ib = 0, ob = 0;
-          bool ok = true;
-          for (size_t a : w.others) {
-            size_t p;
-            ptrdiff_t o;
-            if (coord[a] >= w.extent[a]) ok = false;
-            if (ok) {
-              p = 0;
-              in.locate(a, coord[a], p, o);
-              if (static_cast<int>(a) == in.split) ip = p;
-              ib += o;
-            }
-            p = 0;
-            out.locate(a, coord[a], p, o);
-            if (static_cast<int>(a) == out.split) op = p;
-            ob += o;
-          }
-          bt.in_piece[b] = ip, bt.out_piece[b] = op, bt.in_base[b] = ib, bt.out_base[b] = ob;
-          valid[b] = ok;
-        }
-        bt.nv = 0;
-        while (bt.nv < bt.nl && valid[bt.nv]) ++bt.nv;
-        bt.in_contig = bt.out_contig = true;
-        for (size_t b = 1; b < bt.nv; ++b)
-          bt.in_contig &= bt.in_piece[b] == bt.in_piece[0] &&
-                          bt.in_base[b] == bt.in_base[0] + ptrdiff_t(b);
-        for (size_t b = 1; b < bt.nl; ++b)
-          bt.out_contig &= bt.out_piece[b] == bt.out_piece[0] &&
-                           bt.out_base[b] == bt.out_base[0] + ptrdiff_t(b);
+        FillBatch(in, out, w, item, coord, bt);
         work(bt);
       }
-    }
   });
 }
 
@@ -599,6 +613,119 @@ void RunFft(const Side &in, const Side &out, size_t f, Mode mode, size_t n, size
   ForEachBatch(in, out, w, nthreads, [&] { return FftWorker<T, Tin, Tout>(p); });
 }
 
+// One FFT pass of a pair (PfftPiecesPair): its axis, kind, lengths, sign, scale and
+// per-bin weights of the complex side (or none).
+struct PassSpec {
+  size_t f = 0;
+  Mode mode = Mode::kC2C;
+  size_t n = 0, n_in = 0, n_out = 0;
+  bool forward = true;
+  double scale = 1.0;
+  std::vector<double> weights;
+};
+
+// A side of one piece: a row-major block of `dims` at `ptr`.
+inline Side WholeSide(const std::vector<size_t> &dims, char *ptr) {
+  Side s;
+  s.dims = dims;
+  s.strides.assign(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;)
+    s.strides[i - 1] = s.strides[i] * static_cast<ptrdiff_t>(dims[i]);
+  s.ptrs = {ptr};
+  return s;
+}
+
+// Two FFT passes in one call: along s1.f (c2c or r2c), then along s2.f (c2c or c2r),
+// the same result as two calls through an intermediate block. The block is cut into
+// sub-blocks along every axis that neither pass transforms and neither side is cut
+// along; a thread takes a sub-block through both passes with its intermediate in the
+// thread's own scratch (in cache), so the intermediate never goes out to memory: the
+// input is read once and the output written once, where two calls read and write
+// the intermediate once more. With no such axis (or fewer sub-blocks than twice the
+// threads) the two passes run whole, through a temporary.
+template <typename T, typename Tin, typename Tmid, typename Tout>
+void RunFftPair(const Side &in, const Side &out, const PassSpec &s1, const PassSpec &s2,
+                size_t nthreads) {
+  const size_t r = in.dims.size();
+  // the intermediate: pass 1's output along s1.f, what pass 2 reads along s2.f, and
+  // elsewhere the data both sides hold
+  std::vector<size_t> mid(r);
+  for (size_t a = 0; a < r; ++a) mid[a] = std::min(in.total(a), out.total(a));
+  mid[s1.f] = out.total(s1.f);
+  mid[s2.f] = s2.n_in;
+  std::vector<size_t> sub;  // the axes sub-blocks are cut along, outermost first
+  size_t nsub = 1;
+  for (size_t a = 0; a < r; ++a)
+    if (a != s1.f && a != s2.f && static_cast<int>(a) != in.split &&
+        static_cast<int>(a) != out.split && in.total(a) >= out.total(a)) {
+      sub.push_back(a);
+      nsub *= out.total(a);
+    }
+  auto run = [](const PassSpec &s, const Side &a, const Side &b, size_t threads, auto tag_in,
+                auto tag_out) {
+    using I = decltype(tag_in);
+    using O = decltype(tag_out);
+    RunFft<T, I, O>(a, b, s.f, s.mode, s.n, s.n_in, s.n_out, s.forward, s.scale, s.weights,
+                    R2RSpec{}, threads);
+  };
+  if (sub.empty() || nsub < 2 * nthreads) {
+    size_t count = 1;
+    for (size_t d : mid) count *= d;
+    std::vector<Tmid> tmp(count);
+    Side m = WholeSide(mid, reinterpret_cast<char *>(tmp.data()));
+    run(s1, in, m, nthreads, Tin{}, Tmid{});
+    run(s2, m, out, nthreads, Tmid{}, Tout{});
+    return;
+  }
+  auto pass = [](const PassSpec &s, const Side &a, const Side &b, const AxisMap &fa,
+                 const AxisMap &fb, size_t n_tot) {
+    return FftPass<T>{s.mode, s.n, s.n_in, s.n_out, n_tot, s.forward, static_cast<T>(s.scale),
+                      std::vector<T>(s.weights.begin(), s.weights.end()), R2RSpec{},
+                      &a, &b, &fa, &fb};
+  };
+  ducc0::execDynamic(nsub, nthreads, 1, [&](ducc0::Scheduler &sched) {
+    Side in_s = in, out_s = out;
+    std::vector<size_t> md = mid;
+    for (size_t a : sub) in_s.dims[a] = out_s.dims[a] = md[a] = 1;
+    size_t count = 1;
+    for (size_t d : md) count *= d;
+    std::vector<Tmid> buf(count);
+    const Side m = WholeSide(md, reinterpret_cast<char *>(buf.data()));
+    const Walk w1(in_s, m, s1.f), w2(m, out_s, s2.f);
+    const AxisMap f1_in(in_s, s1.f, s1.n_in), f1_out(m, s1.f, w1.ext_out[s1.f]);
+    const AxisMap f2_in(m, s2.f, s2.n_in), f2_out(out_s, s2.f, w2.ext_out[s2.f]);
+    const FftPass<T> p1 = pass(s1, in_s, m, f1_in, f1_out, w1.ext_out[s1.f]);
+    const FftPass<T> p2 = pass(s2, m, out_s, f2_in, f2_out, w2.ext_out[s2.f]);
+    FftWorker<T, Tin, Tmid> first(p1);
+    FftWorker<T, Tmid, Tout> second(p2);
+    std::vector<size_t> coord(r, 0);
+    Batch bt;
+    while (auto range = sched.getNext())
+      for (size_t item = range.lo; item < range.hi; ++item) {
+        ptrdiff_t off_in = 0, off_out = 0;  // the sub-block's corner, in elements
+        size_t rest = item;
+        for (size_t i = sub.size(); i-- > 0;) {
+          const size_t a = sub[i], c = rest % out.total(a);
+          rest /= out.total(a);
+          off_in += static_cast<ptrdiff_t>(c) * in.strides[a];
+          off_out += static_cast<ptrdiff_t>(c) * out.strides[a];
+        }
+        for (size_t k = 0; k < in.ptrs.size(); ++k)
+          in_s.ptrs[k] = in.ptrs[k] + off_in * static_cast<ptrdiff_t>(sizeof(Tin));
+        for (size_t k = 0; k < out.ptrs.size(); ++k)
+          out_s.ptrs[k] = out.ptrs[k] + off_out * static_cast<ptrdiff_t>(sizeof(Tout));
+        for (size_t it = 0; it < w1.outer * w1.blocks; ++it) {
+          FillBatch(in_s, m, w1, it, coord, bt);
+          first(bt);
+        }
+        for (size_t it = 0; it < w2.outer * w2.blocks; ++it) {
+          FillBatch(m, out_s, w2, it, coord, bt);
+          second(bt);
+        }
+      }
+  });
+}
+
 // ---------------------------------------------------------------------------------
 // r2r passes on complex data, and copy passes: lines gathered into a scratch block
 // (line-major when contiguous in the input, else point-major), transformed there by
@@ -718,16 +845,9 @@ void RunScratch(const Side &in, const Side &out, size_t f, Mode mode, size_t n,
   });
 }
 
-ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
-                      ffi::RemainingRets rets, ffi::Span<const double> weights,
-                      std::string_view kind, int64_t type, bool sine,
-                      int64_t axis, int64_t n, int64_t in_split, int64_t in_sign,
-                      int64_t out_split, int64_t out_sign, bool forward, double scale,
-                      int64_t nthreads) {
-  if (me.element_count() < 2)
-    return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
-  const int32_t *mev = me.typed_data();
-  std::vector<ffi::AnyBuffer> ins, outs;
+// Reads the input and output pieces of a call.
+ffi::Error CollectBuffers(ffi::RemainingArgs args, ffi::RemainingRets rets,
+                          std::vector<ffi::AnyBuffer> &ins, std::vector<ffi::AnyBuffer> &outs) {
   for (size_t i = 0; i < args.size(); ++i) {
     auto b = args.get<ffi::AnyBuffer>(i);
     if (b.has_error()) return b.error();
@@ -740,6 +860,20 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   }
   if (ins.empty() || outs.empty())
     return ffi::Error::InvalidArgument("pfft pieces: needs input and output pieces");
+  return ffi::Error::Success();
+}
+
+ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
+                      ffi::RemainingRets rets, ffi::Span<const double> weights,
+                      std::string_view kind, int64_t type, bool sine,
+                      int64_t axis, int64_t n, int64_t in_split, int64_t in_sign,
+                      int64_t out_split, int64_t out_sign, bool forward, double scale,
+                      int64_t nthreads) {
+  if (me.element_count() < 2)
+    return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
+  const int32_t *mev = me.typed_data();
+  std::vector<ffi::AnyBuffer> ins, outs;
+  if (auto e = CollectBuffers(args, rets, ins, outs); e.failure()) return e;
   Mode mode;
   if (kind == "c2c") mode = Mode::kC2C;
   else if (kind == "r2c") mode = Mode::kR2C;
@@ -831,6 +965,100 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   return ffi::Error::Success();
 }
 
+// One pass of a pair: kind c2c, r2c or c2r along `axis` (negative) of a rank-r block;
+// `in_len`/`out_len`: what its input and output hold along the axis.
+ffi::Error ParsePass(std::string_view kind, int64_t axis, int64_t n, bool forward,
+                     double scale, ffi::Span<const double> weights, size_t r, size_t in_len,
+                     size_t out_len, PassSpec &s) {
+  if (kind == "c2c") s.mode = Mode::kC2C;
+  else if (kind == "r2c") s.mode = Mode::kR2C;
+  else if (kind == "c2r") s.mode = Mode::kC2R;
+  else return ffi::Error::InvalidArgument("pfft pieces pair: kinds must be c2c, r2c or c2r");
+  const int64_t f = axis < 0 ? axis + static_cast<int64_t>(r) : axis;
+  if (f < 0 || f >= static_cast<int64_t>(r))
+    return ffi::Error::InvalidArgument("pfft pieces pair: axis out of range");
+  s.f = static_cast<size_t>(f);
+  if (n < 1) return ffi::Error::InvalidArgument("pfft pieces pair: n must be positive");
+  s.n = static_cast<size_t>(n);
+  const size_t half = s.n / 2 + 1;
+  s.n_in = s.mode == Mode::kC2R ? half : s.n;
+  s.n_out = s.mode == Mode::kR2C ? half : s.n;
+  if (s.n_in > in_len || s.n_out > out_len)
+    return ffi::Error::InvalidArgument("pfft pieces pair: n exceeds the block along an axis");
+  s.weights.assign(weights.begin(), weights.end());
+  if (!s.weights.empty() && s.weights.size() != (s.mode == Mode::kR2C ? s.n_out : s.n_in))
+    return ffi::Error::InvalidArgument("pfft pieces pair: weights must have one entry per bin");
+  s.forward = forward;
+  s.scale = scale;
+  return ffi::Error::Success();
+}
+
+ffi::Error PiecesPairImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
+                          ffi::RemainingRets rets, std::string_view kind1, int64_t axis1,
+                          int64_t n1, bool forward1, double scale1,
+                          ffi::Span<const double> weights1, std::string_view kind2,
+                          int64_t axis2, int64_t n2, bool forward2, double scale2,
+                          ffi::Span<const double> weights2, int64_t in_split, int64_t in_sign,
+                          int64_t out_split, int64_t out_sign, int64_t nthreads) {
+  if (me.element_count() < 2)
+    return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
+  const int32_t *mev = me.typed_data();
+  std::vector<ffi::AnyBuffer> ins, outs;
+  if (auto e = CollectBuffers(args, rets, ins, outs); e.failure()) return e;
+  Side in, out;
+  if (auto e = MakeSide(ins, in_split, in_sign, mev[0], in, "input"); e.failure()) return e;
+  if (auto e = MakeSide(outs, out_split, out_sign, mev[1], out, "output"); e.failure())
+    return e;
+  const size_t r = in.dims.size();
+  if (out.dims.size() != r) return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
+  PassSpec s1, s2;
+  auto total = [&](const Side &s, int64_t axis) {
+    const int64_t a = axis < 0 ? axis + static_cast<int64_t>(r) : axis;
+    return a >= 0 && a < static_cast<int64_t>(r) ? s.total(static_cast<size_t>(a)) : 0;
+  };
+  // pass 1 reads the input and writes the output's extent along its axis; pass 2
+  // reads the input's extent along its axis
+  if (auto e = ParsePass(kind1, axis1, n1, forward1, scale1, weights1, r, total(in, axis1),
+                         total(out, axis1), s1);
+      e.failure())
+    return e;
+  if (auto e = ParsePass(kind2, axis2, n2, forward2, scale2, weights2, r, total(in, axis2),
+                         total(out, axis2), s2);
+      e.failure())
+    return e;
+  if (s1.f == s2.f)
+    return ffi::Error::InvalidArgument("pfft pieces pair: the two axes must differ");
+  if (s1.mode == Mode::kC2R || s2.mode == Mode::kR2C)
+    return ffi::Error::InvalidArgument(
+        "pfft pieces pair: the first pass is c2c or r2c, the second c2c or c2r");
+  const size_t nt = static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
+  for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
+  using ffi::DataType;
+  using C64 = std::complex<float>;
+  using C128 = std::complex<double>;
+  const auto ti = ins[0].element_type(), to = outs[0].element_type();
+  const bool r2c = s1.mode == Mode::kR2C, c2r = s2.mode == Mode::kC2R;
+  try {
+    if (ti == (r2c ? DataType::F32 : DataType::C64) && to == (c2r ? DataType::F32 : DataType::C64)) {
+      if (r2c) RunFftPair<float, float, C64, C64>(in, out, s1, s2, nt);
+      else if (c2r) RunFftPair<float, C64, C64, float>(in, out, s1, s2, nt);
+      else RunFftPair<float, C64, C64, C64>(in, out, s1, s2, nt);
+    } else if (ti == (r2c ? DataType::F64 : DataType::C128) &&
+               to == (c2r ? DataType::F64 : DataType::C128)) {
+      if (r2c) RunFftPair<double, double, C128, C128>(in, out, s1, s2, nt);
+      else if (c2r) RunFftPair<double, C128, C128, double>(in, out, s1, s2, nt);
+      else RunFftPair<double, C128, C128, C128>(in, out, s1, s2, nt);
+    } else {
+      return ffi::Error::InvalidArgument(
+          "pfft pieces pair: element types do not fit the kinds (r2c: float in; c2r: "
+          "float out; otherwise complex; one precision)");
+    }
+  } catch (const std::exception &e) {
+    return ffi::Error::Internal(std::string("pfft pieces pair: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
 }  // namespace
 
 #pragma GCC visibility push(default)
@@ -851,5 +1079,27 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPieces, PiecesImpl,
                                   .Attr<int64_t>("out_sign")
                                   .Attr<bool>("forward")
                                   .Attr<double>("scale")
+                                  .Attr<int64_t>("nthreads"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPiecesPair, PiecesPairImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::S32>>()
+                                  .RemainingArgs()
+                                  .RemainingRets()
+                                  .Attr<std::string_view>("kind1")
+                                  .Attr<int64_t>("axis1")
+                                  .Attr<int64_t>("n1")
+                                  .Attr<bool>("forward1")
+                                  .Attr<double>("scale1")
+                                  .Attr<ffi::Span<const double>>("weights1")
+                                  .Attr<std::string_view>("kind2")
+                                  .Attr<int64_t>("axis2")
+                                  .Attr<int64_t>("n2")
+                                  .Attr<bool>("forward2")
+                                  .Attr<double>("scale2")
+                                  .Attr<ffi::Span<const double>>("weights2")
+                                  .Attr<int64_t>("in_split")
+                                  .Attr<int64_t>("in_sign")
+                                  .Attr<int64_t>("out_split")
+                                  .Attr<int64_t>("out_sign")
                                   .Attr<int64_t>("nthreads"));
 #pragma GCC visibility pop

@@ -121,6 +121,9 @@ class BoundEngine:
     def fft_pieces(self, pieces, axis, n, **kw):
         return self.module.fft_pieces(pieces, axis, n, nthreads=self.nthreads, **kw)
 
+    def fft_pieces_pair(self, pieces, axes, ns, **kw):
+        return self.module.fft_pieces_pair(pieces, axes, ns, nthreads=self.nthreads, **kw)
+
     def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
         return self.module.fft(x, axes, inverse, scale=scale, inplace=inplace,
                                nthreads=self.nthreads)

@@ -45,8 +45,8 @@ import numpy as np
 from . import _kernels
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
-           "r2r", "r2r_available", "fft_pieces", "pieces_available", "set_num_threads",
-           "num_threads"]
+           "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
+           "set_num_threads", "num_threads"]
 
 # transforms any axis where it lies (strided): the executor need not move FFT axes last
 STRIDED = True
@@ -412,6 +412,48 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
                in_split=np.int64(in_split), in_sign=np.int64(in_sign),
                out_split=np.int64(out_split), out_sign=np.int64(out_sign),
                forward=not inverse, scale=np.float64(scale),
+               nthreads=np.int64(nthreads or num_threads()))
+    return list(out)
+
+
+def fft_pieces_pair(pieces: Sequence[jax.Array], axes: tuple[int, int], ns: tuple[int, int],
+                    *, kinds: tuple[str, str], in_split: int = -1, in_sign: int = 0, me_in=0,
+                    out_shape: Sequence[int], out_count: int = 1, out_split: int = -1,
+                    out_sign: int = 0, me_out=0, inverse: bool = False,
+                    scales: tuple[float, float] = (1.0, 1.0), weights=(None, None),
+                    nthreads: int | None = None) -> list[jax.Array]:
+    """Two FFT passes of :func:`fft_pieces` in one kernel call (CPU): along ``axes[0]``
+    (``kinds[0]``: "c2c" or "r2c"), then along ``axes[1]`` ("c2c" or "c2r").
+
+    The result is that of two calls through an intermediate block, but the kernel
+    takes the block through both passes a sub-block at a time (cut along the axes
+    neither pass transforms and neither side is cut along), so the intermediate stays
+    in cache: one read of the input and one write of the output instead of two each.
+    ``ns``, ``scales`` and ``weights`` are each pass's; the other arguments are as for
+    :func:`fft_pieces` (``axes``, ``in_split``, ``out_split`` negative). The
+    intermediate holds pass 1's output extent along ``axes[0]``, pass 2's input length
+    along ``axes[1]``, and elsewhere what both sides hold.
+    """
+    pieces = [jnp.asarray(p) for p in pieces]
+    if not pieces_available():
+        raise RuntimeError(f"pfft fft_pieces_pair needs the CPU kernels: {unavailable_reason('cpu')}")
+    if kinds[0] not in ("c2c", "r2c") or kinds[1] not in ("c2c", "c2r"):
+        raise ValueError(f"kinds must be ('c2c' or 'r2c', 'c2c' or 'c2r'), got {kinds!r}")
+    x = pieces[0]
+    wide = np.dtype(x.dtype) in (np.float64, np.complex128)
+    out_dtype = ((np.float64 if wide else np.float32) if kinds[1] == "c2r"
+                 else (np.complex128 if wide else np.complex64))
+    result = jax.typeof(x).update(shape=tuple(out_shape), dtype=np.dtype(out_dtype))
+    me = jnp.stack([jnp.asarray(me_in, jnp.int32), jnp.asarray(me_out, jnp.int32)])
+    w1, w2 = (np.zeros(0) if w is None else np.asarray(w, np.float64).ravel() for w in weights)
+    call = jax.ffi.ffi_call("pfft_pieces_pair", [result] * out_count,
+                            vmap_method="broadcast_all")
+    out = call(me, *pieces, kind1=kinds[0], axis1=np.int64(axes[0]), n1=np.int64(ns[0]),
+               forward1=not inverse, scale1=np.float64(scales[0]), weights1=w1,
+               kind2=kinds[1], axis2=np.int64(axes[1]), n2=np.int64(ns[1]),
+               forward2=not inverse, scale2=np.float64(scales[1]), weights2=w2,
+               in_split=np.int64(in_split), in_sign=np.int64(in_sign),
+               out_split=np.int64(out_split), out_sign=np.int64(out_sign),
                nthreads=np.int64(nthreads or num_threads()))
     return list(out)
 
