@@ -32,11 +32,12 @@ def _real_workloads(path):
 
     rows = real_workloads._read_csv(str(DATA / "real_workloads.csv"))
     real_workloads.plot(rows, str(path), note=(
-        f"{CPU_BOX_THP}, 2026-11-24 (session 13). python -m "
-        "benchmarks.real_workloads --sizes 64 128 --dtypes float32 float64 --step-sizes 64 "
-        "128 --repeats 5 (all six grids), and --sizes 256 --step-sizes (none) "
-        "(docs/data/real_workloads.csv). Solid float32, dashed float64, dotted: the float32 "
-        "floor."))
+        f"{CPU_BOX_THP}, 2026-11-25 (session 15). python -m "
+        "benchmarks.real_workloads --sizes 64 128 --dtypes float32 float64 --step-sizes "
+        "128 --repeats 5 (all six grids), and --sizes 256 --step-sizes (none) --repeats 11 "
+        "(docs/data/real_workloads.csv); the 256³ float64 steps of 4, 2x2 and 2x4 from "
+        "--sizes 256 --dtypes float64 --step-sizes 256 --repeats 3. Solid float32, dashed "
+        "float64, dotted: the float32 floor."))
 
 
 def _fixed_costs(path):
