@@ -845,9 +845,15 @@ void RunScratch(const Side &in, const Side &out, size_t f, Mode mode, size_t n,
   });
 }
 
-// Reads the input and output pieces of a call.
-ffi::Error CollectBuffers(ffi::RemainingArgs args, ffi::RemainingRets rets,
-                          std::vector<ffi::AnyBuffer> &ins, std::vector<ffi::AnyBuffer> &outs) {
+// A call's operands, read and checked alike by every handler: `me` ([me_in, me_out]),
+// the input and output pieces (`ins`, `outs`) and the two sides they make, of one rank.
+ffi::Error ReadSides(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args, ffi::RemainingRets rets,
+                     int64_t in_split, int64_t in_sign, int64_t out_split, int64_t out_sign,
+                     std::vector<ffi::AnyBuffer> &ins, std::vector<ffi::AnyBuffer> &outs,
+                     Side &in, Side &out) {
+  if (me.element_count() < 2)
+    return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
+  const int32_t *mev = me.typed_data();
   for (size_t i = 0; i < args.size(); ++i) {
     auto b = args.get<ffi::AnyBuffer>(i);
     if (b.has_error()) return b.error();
@@ -860,7 +866,47 @@ ffi::Error CollectBuffers(ffi::RemainingArgs args, ffi::RemainingRets rets,
   }
   if (ins.empty() || outs.empty())
     return ffi::Error::InvalidArgument("pfft pieces: needs input and output pieces");
+  if (auto e = MakeSide(ins, in_split, in_sign, mev[0], in, "input"); e.failure()) return e;
+  if (auto e = MakeSide(outs, out_split, out_sign, mev[1], out, "output"); e.failure())
+    return e;
+  if (out.dims.size() != in.dims.size())
+    return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
   return ffi::Error::Success();
+}
+
+// The `kind` attribute as a Mode; false for a kind the kernel does not have.
+bool ParseMode(std::string_view kind, Mode &mode) {
+  if (kind == "c2c") mode = Mode::kC2C;
+  else if (kind == "r2c") mode = Mode::kR2C;
+  else if (kind == "c2r") mode = Mode::kC2R;
+  else if (kind == "r2r") mode = Mode::kR2R;
+  else if (kind == "copy") mode = Mode::kCopy;
+  else return false;
+  return true;
+}
+
+// A pass's axis `axis` (negative: from the end) as `f`, and the points it reads and
+// writes along it (`n_in`, `n_out`: n/2+1 on the complex side of r2c and c2r, else n),
+// checked against what each side holds there.
+ffi::Error PassAxis(Mode mode, int64_t axis, int64_t n, const Side &in, const Side &out,
+                    size_t &f, size_t &n_in, size_t &n_out) {
+  const int64_t r = static_cast<int64_t>(in.dims.size());
+  const int64_t a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r) return ffi::Error::InvalidArgument("pfft pieces: axis out of range");
+  if (n < 1) return ffi::Error::InvalidArgument("pfft pieces: n must be positive");
+  f = static_cast<size_t>(a);
+  const size_t half = static_cast<size_t>(n) / 2 + 1;
+  n_in = mode == Mode::kC2R ? half : static_cast<size_t>(n);
+  n_out = mode == Mode::kR2C ? half : static_cast<size_t>(n);
+  if (n_in > in.total(f) || n_out > out.total(f))
+    return ffi::Error::InvalidArgument("pfft pieces: n exceeds the pieces along the axis");
+  return ffi::Error::Success();
+}
+
+// Whether `count` per-bin weights fit an FFT pass (none, or one per bin of its complex
+// side; copies take none).
+bool BinWeightsFit(Mode mode, size_t count, size_t n_in, size_t n_out) {
+  return count == 0 || (mode != Mode::kCopy && count == (mode == Mode::kR2C ? n_out : n_in));
 }
 
 ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
@@ -869,18 +915,14 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
                       int64_t axis, int64_t n, int64_t in_split, int64_t in_sign,
                       int64_t out_split, int64_t out_sign, bool forward, double scale,
                       int64_t nthreads) {
-  if (me.element_count() < 2)
-    return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
-  const int32_t *mev = me.typed_data();
   std::vector<ffi::AnyBuffer> ins, outs;
-  if (auto e = CollectBuffers(args, rets, ins, outs); e.failure()) return e;
+  Side in, out;
+  if (auto e = ReadSides(me, args, rets, in_split, in_sign, out_split, out_sign, ins, outs, in,
+                         out);
+      e.failure())
+    return e;
   Mode mode;
-  if (kind == "c2c") mode = Mode::kC2C;
-  else if (kind == "r2c") mode = Mode::kR2C;
-  else if (kind == "c2r") mode = Mode::kC2R;
-  else if (kind == "r2r") mode = Mode::kR2R;
-  else if (kind == "copy") mode = Mode::kCopy;
-  else
+  if (!ParseMode(kind, mode))
     return ffi::Error::InvalidArgument(
         "pfft pieces: kind must be c2c, r2c, c2r, r2r or copy");
   R2RSpec r2r;
@@ -892,27 +934,13 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
     r2r.type = static_cast<int>(type);
     r2r.sine = sine;
   }
-  Side in, out;
-  if (auto e = MakeSide(ins, in_split, in_sign, mev[0], in, "input"); e.failure()) return e;
-  if (auto e = MakeSide(outs, out_split, out_sign, mev[1], out, "output"); e.failure())
-    return e;
-  size_t r = in.dims.size();
-  if (out.dims.size() != r) return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
-  int64_t f = axis < 0 ? axis + static_cast<int64_t>(r) : axis;
-  if (f < 0 || f >= static_cast<int64_t>(r))
-    return ffi::Error::InvalidArgument("pfft pieces: axis out of range");
-  size_t fa = static_cast<size_t>(f);
-  size_t half = static_cast<size_t>(n) / 2 + 1;
-  size_t n_in = mode == Mode::kC2R ? half : static_cast<size_t>(n);
-  size_t n_out = mode == Mode::kR2C ? half : static_cast<size_t>(n);
-  if (n < 1 || n_in > in.total(fa) || n_out > out.total(fa))
-    return ffi::Error::InvalidArgument("pfft pieces: n exceeds the pieces along the axis");
+  size_t fa, n_in, n_out;
+  if (auto e = PassAxis(mode, axis, n, in, out, fa, n_in, n_out); e.failure()) return e;
   std::vector<double> w(weights.begin(), weights.end());
   if (mode == Mode::kR2R && !w.empty() && w.size() != 4)
     return ffi::Error::InvalidArgument(
         "pfft pieces: r2r weights must be [pre_first, pre_last, post_first, post_last]");
-  if (mode != Mode::kR2R && !w.empty() &&
-      (mode == Mode::kCopy || w.size() != (mode == Mode::kR2C ? n_out : n_in)))
+  if (mode != Mode::kR2R && !BinWeightsFit(mode, w.size(), n_in, n_out))
     return ffi::Error::InvalidArgument("pfft pieces: weights must have one entry per bin");
   auto ti = ins[0].element_type(), to = outs[0].element_type();
   using ffi::DataType;
@@ -965,28 +993,17 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   return ffi::Error::Success();
 }
 
-// One pass of a pair: kind c2c, r2c or c2r along `axis` (negative) of a rank-r block;
-// `in_len`/`out_len`: what its input and output hold along the axis.
+// One pass of a pair: kind c2c, r2c or c2r along `axis` (negative: from the end);
+// its lengths are checked against what the pair's input and output hold along it.
 ffi::Error ParsePass(std::string_view kind, int64_t axis, int64_t n, bool forward,
-                     double scale, ffi::Span<const double> weights, size_t r, size_t in_len,
-                     size_t out_len, PassSpec &s) {
-  if (kind == "c2c") s.mode = Mode::kC2C;
-  else if (kind == "r2c") s.mode = Mode::kR2C;
-  else if (kind == "c2r") s.mode = Mode::kC2R;
-  else return ffi::Error::InvalidArgument("pfft pieces pair: kinds must be c2c, r2c or c2r");
-  const int64_t f = axis < 0 ? axis + static_cast<int64_t>(r) : axis;
-  if (f < 0 || f >= static_cast<int64_t>(r))
-    return ffi::Error::InvalidArgument("pfft pieces pair: axis out of range");
-  s.f = static_cast<size_t>(f);
-  if (n < 1) return ffi::Error::InvalidArgument("pfft pieces pair: n must be positive");
+                     double scale, ffi::Span<const double> weights, const Side &in,
+                     const Side &out, PassSpec &s) {
+  if (!ParseMode(kind, s.mode) || s.mode == Mode::kR2R || s.mode == Mode::kCopy)
+    return ffi::Error::InvalidArgument("pfft pieces pair: kinds must be c2c, r2c or c2r");
+  if (auto e = PassAxis(s.mode, axis, n, in, out, s.f, s.n_in, s.n_out); e.failure()) return e;
   s.n = static_cast<size_t>(n);
-  const size_t half = s.n / 2 + 1;
-  s.n_in = s.mode == Mode::kC2R ? half : s.n;
-  s.n_out = s.mode == Mode::kR2C ? half : s.n;
-  if (s.n_in > in_len || s.n_out > out_len)
-    return ffi::Error::InvalidArgument("pfft pieces pair: n exceeds the block along an axis");
   s.weights.assign(weights.begin(), weights.end());
-  if (!s.weights.empty() && s.weights.size() != (s.mode == Mode::kR2C ? s.n_out : s.n_in))
+  if (!BinWeightsFit(s.mode, s.weights.size(), s.n_in, s.n_out))
     return ffi::Error::InvalidArgument("pfft pieces pair: weights must have one entry per bin");
   s.forward = forward;
   s.scale = scale;
@@ -1000,30 +1017,19 @@ ffi::Error PiecesPairImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
                           int64_t axis2, int64_t n2, bool forward2, double scale2,
                           ffi::Span<const double> weights2, int64_t in_split, int64_t in_sign,
                           int64_t out_split, int64_t out_sign, int64_t nthreads) {
-  if (me.element_count() < 2)
-    return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
-  const int32_t *mev = me.typed_data();
   std::vector<ffi::AnyBuffer> ins, outs;
-  if (auto e = CollectBuffers(args, rets, ins, outs); e.failure()) return e;
   Side in, out;
-  if (auto e = MakeSide(ins, in_split, in_sign, mev[0], in, "input"); e.failure()) return e;
-  if (auto e = MakeSide(outs, out_split, out_sign, mev[1], out, "output"); e.failure())
-    return e;
-  const size_t r = in.dims.size();
-  if (out.dims.size() != r) return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
-  PassSpec s1, s2;
-  auto total = [&](const Side &s, int64_t axis) {
-    const int64_t a = axis < 0 ? axis + static_cast<int64_t>(r) : axis;
-    return a >= 0 && a < static_cast<int64_t>(r) ? s.total(static_cast<size_t>(a)) : 0;
-  };
-  // pass 1 reads the input and writes the output's extent along its axis; pass 2
-  // reads the input's extent along its axis
-  if (auto e = ParsePass(kind1, axis1, n1, forward1, scale1, weights1, r, total(in, axis1),
-                         total(out, axis1), s1);
+  if (auto e = ReadSides(me, args, rets, in_split, in_sign, out_split, out_sign, ins, outs, in,
+                         out);
       e.failure())
     return e;
-  if (auto e = ParsePass(kind2, axis2, n2, forward2, scale2, weights2, r, total(in, axis2),
-                         total(out, axis2), s2);
+  // each pass's axis is one the other leaves alone: pass 1 reads the input along its
+  // axis and pass 2 writes the output along its own, as a single pass would
+  PassSpec s1, s2;
+  if (auto e = ParsePass(kind1, axis1, n1, forward1, scale1, weights1, in, out, s1);
+      e.failure())
+    return e;
+  if (auto e = ParsePass(kind2, axis2, n2, forward2, scale2, weights2, in, out, s2);
       e.failure())
     return e;
   if (s1.f == s2.f)
