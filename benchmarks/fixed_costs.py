@@ -8,7 +8,9 @@ of repeated calls after a warm-up, each jitted once:
 - ``all_to_all``: one tiled ``lax.all_to_all`` of a block of ``B`` bytes per device
   over a mesh axis of ``p`` devices;
 - ``p - 1 permutes``: the same exchange as ``p - 1`` ``lax.ppermute`` shifts plus the
-  piece that stays, as pfft's pieces path runs it (:mod:`pfft.pieces`);
+  piece that stays, as pfft's pieces path runs it where JAX has no swap;
+- ``swap``: the same exchange as one swap of ``p`` pieces (XLA's tuple all-to-all,
+  :func:`pfft.transports.swap.swap`), as pfft's pieces path runs it (:mod:`pfft.pieces`);
 - the native engine's kernel call (:func:`pfft.engines.native.fft`) and XLA's FFT on
   one device, on a block of ``B`` bytes, next to a jitted ``x + 1`` of the same block;
 - a whole jitted pfft ``rfftn`` of 16³ on a slab of ``p`` devices against one-device
@@ -20,7 +22,9 @@ against ``dispatch``.
     python -m benchmarks.fixed_costs [--devices 4 8] [--kib 1 16 256 4096] [--repeats 51] [--plot]
 
 ``--plot`` draws the exchange costs against block size with the block size above which
-pfft's ``fuse_exchanges="auto"`` shifts pieces (:func:`pfft.pieces.shifts_pay`).
+pfft's ``fuse_exchanges="auto"`` shifts pieces where it cannot swap them
+(:func:`pfft.pieces.shifts_pay`). The permutes and the swap cut and stack the block
+with copies of their own here, which pfft's FFTs do as they write and read the pieces.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ from jax import lax  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 
 from pfft.engines import native  # noqa: E402
+from pfft.transports import swap as swap_module  # noqa: E402
 
 AXIS = "d"
 
@@ -63,6 +68,14 @@ def _permutes(x, p: int):
     return by_source.reshape(p * x.shape[0], width)
 
 
+def _swap(x, p: int):
+    """The exchange as one swap: piece ``k`` (columns ``k``) to device ``k``, the
+    received pieces stacked by source."""
+    width = x.shape[1] // p
+    pieces = [x[:, k * width:(k + 1) * width] for k in range(p)]
+    return jnp.concatenate(swap_module.swap(pieces, AXIS), axis=0)
+
+
 def exchange_rows(devices, kib_list, repeats):
     rows = []
     for p in devices:
@@ -82,16 +95,21 @@ def exchange_rows(devices, kib_list, repeats):
                     lambda b: lax.all_to_all(b, AXIS, 1, 0, tiled=True), mesh),
                 "permutes": _on_mesh(partial(_permutes, p=p), mesh),
             }
+            if swap_module.AVAILABLE:
+                fns["swap"] = _on_mesh(partial(_swap, p=p), mesh)
             ref = np.asarray(fns["all_to_all"](x))
-            got = np.asarray(fns["permutes"](x))
-            if not np.array_equal(ref, got):
-                raise RuntimeError("the permute exchange does not equal the all-to-all")
+            for name in ("permutes", "swap"):
+                if name in fns and not np.array_equal(ref, np.asarray(fns[name](x))):
+                    raise RuntimeError(f"the {name} exchange does not equal the all-to-all")
             t = {k: median_time(f, x, repeats=repeats) for k, f in fns.items()}
+            t.setdefault("swap", float("nan"))
             rows.append(dict(devices=p, block_bytes=nbytes,
                              dispatch_us=1e6 * t["dispatch"],
                              all_to_all_us=1e6 * t["all_to_all"],
                              permutes_us=1e6 * t["permutes"],
-                             permutes_over_all_to_all=t["permutes"] / t["all_to_all"]))
+                             swap_us=1e6 * t["swap"],
+                             permutes_over_all_to_all=t["permutes"] / t["all_to_all"],
+                             swap_over_all_to_all=t["swap"] / t["all_to_all"]))
     return rows
 
 
@@ -134,7 +152,9 @@ EXCHANGE_COLUMNS = [("devices", "devices", "{}"), ("block_bytes", "block bytes /
                     ("dispatch_us", "jitted x+1 µs", "{:.0f}"),
                     ("all_to_all_us", "one all_to_all µs", "{:.0f}"),
                     ("permutes_us", "p−1 permutes µs", "{:.0f}"),
-                    ("permutes_over_all_to_all", "permutes / all_to_all", "{:.2f}")]
+                    ("swap_us", "one swap µs", "{:.0f}"),
+                    ("permutes_over_all_to_all", "permutes / all_to_all", "{:.2f}"),
+                    ("swap_over_all_to_all", "swap / all_to_all", "{:.2f}")]
 KERNEL_COLUMNS = [("block_bytes", "block bytes", "{}"), ("jit_add_us", "jitted x+1 µs", "{:.0f}"),
                   ("xla_fft_us", "XLA fft µs", "{:.0f}"),
                   ("native_fft_us", "native fft µs", "{:.0f}")]
@@ -162,13 +182,14 @@ def plot(rows, path: str, note: str | None = None) -> None:
         colour = plt.cm.tab10(i)
         for key, style, what in (("all_to_all_us", "-o", "one all_to_all"),
                                  ("permutes_us", "--s", f"{p - 1} permutes"),
+                                 ("swap_us", "-.^", "one swap"),
                                  ("dispatch_us", ":", "jitted x+1")):
             ax.plot(size, [float(r[key]) for _, r in mine], style, color=colour, ms=4,
                     label=f"{p} devices: {what}")
         if p > 2:
             ax.axvline((p - 2) * SHIFT_BYTES, color=colour, lw=0.8, alpha=0.6)
             ax.text((p - 2) * SHIFT_BYTES / 1.12, 0.97,
-                    f"auto: permutes from {(p - 2) * SHIFT_BYTES // 1024} KiB ({p} devices)",
+                    f"no swap: permutes from {(p - 2) * SHIFT_BYTES // 1024} KiB ({p} devices)",
                     transform=ax.get_xaxis_transform(), rotation=90, fontsize=6.5,
                     color=colour, va="top", ha="right")
     ax.set_xscale("log", base=2)

@@ -394,12 +394,17 @@ class PlanCore:
         raise NotImplementedError
 
     # -- description -----------------------------------------------------------------
-    def _stage_lines(self, shifted=lambda st: False) -> list[str]:
-        """The chain, one stage a line (``shifted(st)``: exchange ``st`` runs as pieces)."""
+    def _stage_lines(self, as_pieces=lambda st: None) -> list[str]:
+        """The chain, one stage a line (``as_pieces(st)``: how exchange ``st`` moves
+        pieces, a :class:`pfft.pieces.Send`; None where it does not)."""
+        def how(st) -> str:
+            send = as_pieces(st)
+            if not send:
+                return ""
+            return (", as 1 swap of pieces" if send.sign == 0
+                    else f", as {st.size - 1} collective permute(s) of pieces")
         lines = [f"  in : {self.chain.in_layout}"]
-        lines += [f"  {i}. {st}" + (f", as {st.size - 1} collective permute(s) of pieces"
-                                    if shifted(st) else "")
-                  for i, st in enumerate(self.chain.stages, 1)]
+        lines += [f"  {i}. {st}{how(st)}" for i, st in enumerate(self.chain.stages, 1)]
         lines.append(f"  out: {self.chain.out_layout}")
         return lines
 

@@ -5,7 +5,7 @@ trailing (contiguous) axes, and the reordering each FFT needs is folded into the
 packing and unpacking that an all-to-all needs anyway, so no stage pays for a
 separate transpose. Only the final block is put back into numpy's axis order.
 Strided engines (native) keep numpy's order throughout; where the engine and the
-transport allow, exchanges run as shifts of pieces that the FFTs (and the DCTs and
+transport allow, exchanges move pieces that the FFTs (and the DCTs and
 DSTs, where the engine runs them by DUCC) pack and unpack (:mod:`pfft.pieces`).
 
 The sign of every transform is chosen by ``inverse``; scaling is applied once, in
@@ -298,30 +298,32 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
     kw = dict(engine=engine, transport=transport)
 
-    def shifted(st) -> bool:            # this exchange runs as shifts of pieces
-        return pieces_path.shifted(st, engine, transport, x.size * x.dtype.itemsize)
+    def as_pieces(st):                  # how exchange st moves pieces (None: it does not)
+        return pieces_path.as_pieces(st, engine, transport, x.size * x.dtype.itemsize)
 
     for i, st in enumerate(stages):
         nxt = stages[i + 1] if i + 1 < len(stages) else None
         if use_pieces:
-            # pfft.pieces: exchanges are shifts of pieces the FFTs pack and unpack;
+            # pfft.pieces: exchanges move pieces the FFTs pack and unpack;
             # the block keeps numpy's axis order, as with any strided engine
             if block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
                 raise RuntimeError(f"pieces path: block in axis order {block.order}")
             # FFT stages, and DCT/DST stages by DUCC: one kernel pass reads and writes pieces
             if pieces_path.fused(st, engine) and (isinstance(block.data, Pieces)
-                                                   or shifted(nxt)):
+                                                   or as_pieces(nxt)):
                 block.data = pieces_path.transform(
                     block.data, st, inverse=inverse, weighted=weighted,
                     scale=block.take_scale(), shape=shape,
-                    exchange=nxt if shifted(nxt) else None, **kw)
+                    exchange=as_pieces(nxt), **kw)
                 if isinstance(st, RealFFT):
                     shape[st.axis] = st.half if st.to_complex else st.n
                 continue
-            if shifted(st):
-                if not pieces_path.ready_for(block.data, st):
-                    block.data = pieces_path.pack(block.data, st, scale=block.take_scale(), **kw)
-                block.data = pieces_path.exchange(block.data, st, gathered_extent(st, shape),
+            send = as_pieces(st)
+            if send:
+                if not pieces_path.ready_for(block.data, send):
+                    block.data = pieces_path.pack(block.data, send, scale=block.take_scale(),
+                                                  **kw)
+                block.data = pieces_path.exchange(block.data, send, gathered_extent(st, shape),
                                                   transport)
                 continue
             if isinstance(block.data, Pieces):

@@ -5,30 +5,34 @@ the received chunks along the gathered axis. XLA:CPU does that with copies of it
 own (slices before, a concatenation and a transpose after: four passes over the
 block). Here the FFT before an exchange is a fused kernel call
 (:func:`pfft.engines.native.fft_pieces`) that writes its result directly as ``p``
-separate pieces, ordered so that piece ``k`` goes ``k`` places along the mesh axis;
-the exchange is ``p - 1`` collective permutes (XLA's ``collective-permute``, one copy
-of the data that leaves the device) plus the piece that stays; and the FFT after it
-reads the received pieces where they lie. A DCT or DST stage (``LocalR2R``) is such a
-pass too, through DUCC's r2r transforms. Where no transform stands next to an exchange
-(the end of a chain, a resize, a gather) one copy pass packs or unpacks instead.
+separate pieces; the exchange moves them as they are, as one *swap* (XLA's tuple
+``all-to-all``, :func:`pfft.transports.swap.swap`: piece ``k`` goes to device ``k``, one
+collective and one copy of the data that leaves the device) or, for large blocks and
+where the transport has no swap, as ``p - 1`` collective permutes (piece ``k`` goes
+``k`` places on); and the FFT after it reads the received pieces where they lie. A DCT
+or DST stage (``LocalR2R``) is such a pass too, through DUCC's r2r transforms. Where no
+transform stands next to an exchange (the end of a chain, a resize, a gather) one copy
+pass packs or unpacks instead.
 Every element is then read and written once per FFT and copied once per exchange.
 
 Used by :func:`pfft.executor.run_chain` when the engine can (``PIECES``: the native
 engine on CPU) and the transport can shift (``SHIFTS``: the XLA transport), for the
-exchanges :func:`shifted` picks: with ``fuse_exchanges="auto"`` those whose blocks are
-large enough to pay for the extra collectives (:func:`shifts_pay`); the others run as
-one all-to-all between the same FFTs. Blocks stay in numpy's axis order throughout.
+exchanges :func:`as_pieces` picks: with ``fuse_exchanges="auto"`` every exchange where
+the transport swaps, else those whose blocks are large enough to pay for the extra
+collectives of shifts (:func:`shifts_pay`); the others run as one all-to-all between
+the same FFTs. Blocks stay in numpy's axis order throughout.
 """
 from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
-__all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "fused", "pairs_enabled", "transform",
-           "ready_for", "pack", "exchange", "assemble"]
+__all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
+           "pairs_enabled", "transform", "ready_for", "pack", "exchange", "assemble"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -37,16 +41,26 @@ __all__ = ["Pieces", "enabled", "shifts_pay", "shifted", "fused", "pairs_enabled
 # (its pack and unpack) that the pieces avoid. Measured with whole rfftn/irfftn plans,
 # the two settings alternated (docs/performance.md, session 12): over 8 devices shifts
 # lose at 128-256 KiB blocks and win from 1 MiB; over 4 they break even at 256-512 KiB.
+# Only for transports without swaps: a swap is one collective, like the all-to-all.
 SHIFT_BYTES = 80 * 1024
+
+# Bytes a device sends per peer (beyond the first) up to which one swap beats ``p - 1``
+# shifts: a swap saves ``p - 2`` collectives (about 0.26 ms each among 8 simulated
+# devices on the 2-core machine), but inside whole 256³ plans (17-34 MiB blocks on 4
+# devices) it ran 4-17 % slower than the shifts, in part from its outputs' page faults
+# (1.02-1.09 with glibc's mmap threshold raised); at 64³-128³ (0.3-4 MiB) it ran
+# 0.72-0.96 of them (docs/performance.md, session 16).
+SWAP_BYTES = 2 * 1024 * 1024
 
 
 class Pieces:
     """A local block held as pieces cut along one logical axis.
 
     ``arrays[k]`` holds chunk ``(me + sign*k) % p`` of ``axis``, where ``me`` is this
-    device's place along ``mesh_axis``: ``sign=+1`` is the order to send in (piece
-    ``k`` goes ``k`` places on), ``sign=-1`` the order received in (piece ``k`` came
-    from ``k`` places back).
+    device's place along ``mesh_axis``: ``sign=0`` is the order a swap sends and
+    receives in (piece ``k`` goes to, or came from, device ``k``); ``sign=+1`` the
+    order shifts send in (piece ``k`` goes ``k`` places on), ``sign=-1`` the order they
+    are received in (piece ``k`` came from ``k`` places back).
     """
 
     def __init__(self, arrays, axis: int, mesh_axis: str, sign: int, extent: int):
@@ -71,19 +85,54 @@ def enabled(engine, transport) -> bool:
     return bool(getattr(engine, "PIECES", False) and getattr(transport, "SHIFTS", False))
 
 
+def swaps(transport) -> bool:
+    """Whether exchanges of pieces over ``transport`` are one swap (a tuple all-to-all,
+    :func:`pfft.transports.swap.swap`) rather than ``p - 1`` cyclic shifts.
+    ``$PFFT_NO_SWAPS``, read when a plan is traced, turns swaps off to measure them;
+    the values are the same bits either way."""
+    return bool(getattr(transport, "SWAPS", False)) and not os.environ.get("PFFT_NO_SWAPS")
+
+
+def swap_pays(st: Exchange, block_bytes: int) -> bool:
+    """Whether exchange ``st`` of pieces, in a chain whose local input block has
+    ``block_bytes`` bytes, runs faster as one swap than as shifts."""
+    return block_bytes <= (st.size - 1) * SWAP_BYTES
+
+
+@dataclass(frozen=True)
+class Send(Exchange):
+    """An exchange as pieces move in it, and the order they are cut in for it:
+    ``sign=0`` for one swap (piece ``k`` to device ``k``), ``sign=+1`` for shifts
+    (piece ``k`` to ``k`` places on)."""
+
+    sign: int = 1
+
+
 def shifts_pay(st: Exchange, block_bytes: int) -> bool:
     """Whether exchange ``st`` of a ``block_bytes`` block runs faster as shifts of
     pieces than as one all-to-all with its pack and unpack copies."""
     return st.size <= 2 or block_bytes >= (st.size - 2) * SHIFT_BYTES
 
 
-def shifted(st, engine, transport, block_bytes: int) -> bool:
-    """Whether stage ``st`` is an exchange that runs as shifts of pieces, in a chain on
-    ``engine`` over ``transport`` whose local input block has ``block_bytes`` bytes:
-    the engine's ``fuse`` setting ``True`` always, ``"auto"`` where :func:`shifts_pay`."""
+def me(transport, mesh_axis, sign: int):
+    """This device's place along ``mesh_axis`` where pieces in order ``sign`` need it."""
+    return transport.axis_index(mesh_axis) if sign else 0
+
+
+def as_pieces(st, engine, transport, block_bytes: int) -> Send | None:
+    """How stage ``st`` moves pieces (:func:`exchange`), in a chain on ``engine`` over
+    ``transport`` whose local input block has ``block_bytes`` bytes; None where it is
+    no exchange of pieces. The engine's ``fuse`` setting ``True``: every exchange;
+    ``"auto"``: where the transport swaps (a swap is one collective, like the
+    all-to-all, and the pieces save its two copies; blocks too large for a swap shift,
+    and :func:`shifts_pay` holds for them), else where :func:`shifts_pay`. By one swap
+    where the transport swaps and :func:`swap_pays`, else by shifts."""
     if not (isinstance(st, Exchange) and enabled(engine, transport)):
-        return False
-    return engine.fuse is True or shifts_pay(st, block_bytes)
+        return None
+    if not (engine.fuse is True or swaps(transport) or shifts_pay(st, block_bytes)):
+        return None
+    sign = 0 if swaps(transport) and swap_pays(st, block_bytes) else 1
+    return Send(**{f.name: getattr(st, f.name) for f in fields(Exchange)}, sign=sign)
 
 
 def fused(st, engine) -> bool:
@@ -94,35 +143,36 @@ def fused(st, engine) -> bool:
     return isinstance(st, LocalR2R) and bool(getattr(engine, "R2R", False))
 
 
-def _sides(data, out_shape, exchange: Exchange | None, transport):
+def _sides(data, out_shape, exchange: Send | None, transport):
     """A kernel call's input arrays and cut, and its output's: ``out_shape`` (the
-    whole block's) becomes a piece's shape when the output is cut for ``exchange``.
-    Returns (input arrays, piece shape, logical extent of the cut axis, keywords)."""
+    whole block's) becomes a piece's shape when the output is cut for ``exchange``, in
+    its order. Returns (input arrays, piece shape, logical extent of the cut axis,
+    keywords)."""
     pieces = data if isinstance(data, Pieces) else None
     ndim = data.ndim
     out_shape = list(out_shape)
     kw = {}
     if pieces:
         kw.update(in_split=pieces.axis - ndim, in_sign=pieces.sign,
-                  me_in=transport.axis_index(pieces.mesh_axis))
+                  me_in=me(transport, pieces.mesh_axis, pieces.sign))
     extent = None
     if exchange:
         s, p = exchange.scatter, exchange.size
         extent = out_shape[s]
         out_shape[s] = -(-extent // p)
-        kw.update(out_count=p, out_split=s - ndim, out_sign=1,
-                  me_out=transport.axis_index(exchange.mesh_axis))
+        kw.update(out_count=p, out_split=s - ndim, out_sign=exchange.sign,
+                  me_out=me(transport, exchange.mesh_axis, exchange.sign))
     return (pieces.arrays if pieces else [data]), tuple(out_shape), extent, kw
 
 
-def _result(out, exchange: Exchange | None, extent):
+def _result(out, exchange: Send | None, extent):
     """A kernel call's outputs: one array, or the pieces ``exchange`` sends."""
     if not exchange:
         return out[0]
-    return Pieces(out, exchange.scatter, exchange.mesh_axis, +1, extent)
+    return Pieces(out, exchange.scatter, exchange.mesh_axis, exchange.sign, extent)
 
 
-def _kernel(data, f: int, n: int, *, kind: str, exchange: Exchange | None, out_len: int,
+def _kernel(data, f: int, n: int, *, kind: str, exchange: Send | None, out_len: int,
             inverse: bool, scale: float, engine, transport, weights=None, op=None):
     """One kernel pass along ``f``: ``data`` (array or Pieces) in, pieces cut for
     ``exchange`` (or one array) out, ``out_len`` points along ``f``."""
@@ -154,7 +204,7 @@ def pairs_enabled(engine) -> bool:
             and not os.environ.get("PFFT_NO_PASS_PAIRS"))
 
 
-def _pair(data, first: Pass, second: Pass, *, exchange: Exchange | None, inverse: bool,
+def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,
           engine, transport):
     """Two kernel passes in one call (``first`` then ``second``, different axes): the
     intermediate block stays in cache (:func:`pfft.engines.native.fft_pieces_pair`)."""
@@ -212,7 +262,7 @@ def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
 
 
 def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighted: bool,
-              scale: float, engine, shape, exchange: Exchange | None, transport):
+              scale: float, engine, shape, exchange: Send | None, transport):
     """Local FFT, DCT or DST stage ``st`` of a block (an array or :class:`Pieces`).
 
     Returns :class:`Pieces` cut for ``exchange`` (send order), or an array when
@@ -276,13 +326,13 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighte
                    scale=scale, weights=w, **kw)
 
 
-def ready_for(data, st: Exchange) -> bool:
+def ready_for(data, st: Send) -> bool:
     """Whether ``data`` is already the pieces exchange ``st`` sends."""
-    return (isinstance(data, Pieces) and data.sign == 1 and data.axis == st.scatter
+    return (isinstance(data, Pieces) and data.sign == st.sign and data.axis == st.scatter
             and data.mesh_axis == st.mesh_axis and len(data.arrays) == st.size)
 
 
-def pack(data, st: Exchange, *, scale: float, engine, transport) -> Pieces:
+def pack(data, st: Send, *, scale: float, engine, transport) -> Pieces:
     """Cut a block (an array, or pieces cut otherwise) into the pieces ``st`` sends:
     one copy pass, ``scale`` applied."""
     f = data.ndim - 1                    # copy along the contiguous axis
@@ -290,14 +340,18 @@ def pack(data, st: Exchange, *, scale: float, engine, transport) -> Pieces:
                    inverse=False, scale=scale, engine=engine, transport=transport)
 
 
-def exchange(pieces: Pieces, st: Exchange, extent: int, transport) -> Pieces:
-    """The all-to-all ``st`` as cyclic shifts: piece ``k`` moves ``k`` places on.
-
-    The received pieces are cut along ``st.gather`` (chunk ``me - k`` in slot ``k``);
-    ``extent`` is the length of the block they make along it.
+def exchange(pieces: Pieces, st: Send, extent: int, transport) -> Pieces:
+    """The all-to-all ``st`` on pieces, as ``st.sign`` says: one swap (piece ``k`` to
+    device ``k``; the received pieces hold chunk ``k`` of ``st.gather`` in slot ``k``),
+    or cyclic shifts (piece ``k`` moves ``k`` places on; chunk ``me - k`` in slot
+    ``k``). ``extent`` is the length
+    of the received block along ``st.gather``.
     """
     if not ready_for(pieces, st):  # pragma: no cover - an executor defect
         raise RuntimeError(f"pieces cut along axis {pieces.axis} are not ready for {st}")
+    if st.sign == 0:
+        return Pieces(transport.swap(pieces.arrays, st.mesh_axis), st.gather, st.mesh_axis,
+                      0, extent)
     moved = [pieces.arrays[0]] + [transport.shift(a, st.mesh_axis, k)
                                   for k, a in enumerate(pieces.arrays) if k > 0]
     return Pieces(moved, st.gather, st.mesh_axis, -1, extent)

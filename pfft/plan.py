@@ -27,7 +27,7 @@ from .grid import grid_axes
 from .hlo import count_collectives
 from .layout import Layout, default_layout, names_of
 from .lru import LRUCache
-from .pieces import shifted
+from .pieces import as_pieces
 from .sharding import is_tracer, place, spec_of
 from .stages import Gather
 from .transports import xla as xla_transport
@@ -187,20 +187,21 @@ class Plan(PlanCore):
             self._collectives[reverse] = count_collectives(text)
         return dict(self._collectives[reverse])
 
-    def _shifted(self, reverse: bool = False) -> Callable:
-        """Which exchanges of the chain (``reverse``: the backward chain) run as shifts
-        of pieces: :func:`pfft.pieces.shifted` for this plan's engine and local block."""
+    def _as_pieces(self, reverse: bool = False) -> Callable:
+        """How the exchanges of the chain (``reverse``: the backward chain) move pieces
+        (None for those that do not): :func:`pfft.pieces.as_pieces` for this plan's
+        engine and local block."""
         chain = self.chain.reversed() if reverse else self.chain
         dtype = self.out_dtype if reverse else self.in_dtype
         block_bytes = math.prod(chain.in_layout.local_shape) * np.dtype(dtype).itemsize
-        return lambda st: shifted(st, self.engine, xla_transport, block_bytes)
+        return lambda st: as_pieces(st, self.engine, xla_transport, block_bytes)
 
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
         grid = "x".join(str(s) for _, s in self.grid) or "1"
         names = ",".join(m for m, _ in self.grid)
         head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
-        return "\n".join([head] + self._stage_lines(self._shifted()))
+        return "\n".join([head] + self._stage_lines(self._as_pieces()))
 
 
 def _warn_if_replicated(plan: "Plan") -> None:
@@ -372,13 +373,14 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         (on CPUs it warns and chooses as ``"auto"``; see ``docs/engines.md``).
     fuse_exchanges
         On CPU with the native engine: let the FFT before an exchange write the pieces
-        it moves and the FFT after it read them where they land (``p - 1`` collective
-        permutes per exchange; :mod:`pfft.pieces`). ``"auto"`` (default) does so for
-        the exchanges whose blocks are large enough to pay for the extra collectives
-        (every exchange over 2 devices; over ``p`` devices, blocks of at least
-        ``(p - 2) * 80 KiB``: :func:`pfft.pieces.shifts_pay`) and runs the others as
-        one all-to-all each; ``True`` fuses every exchange, ``False`` none. The result
-        is the same up to rounding. Part of the plan's cache key.
+        it moves and the FFT after it read them where they land (one swap, XLA's tuple
+        all-to-all, per exchange: :mod:`pfft.pieces`). ``"auto"`` (default) does so
+        for every exchange; where JAX offers no swap (``p - 1`` collective permutes
+        instead), for those whose blocks are large enough to pay for the extra
+        collectives (every exchange over 2 devices; over ``p`` devices, blocks of at
+        least ``(p - 2) * 80 KiB``: :func:`pfft.pieces.shifts_pay`), running the
+        others as one all-to-all each; ``True`` fuses every exchange, ``False`` none.
+        The result is the same up to rounding. Part of the plan's cache key.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if

@@ -33,17 +33,19 @@ TOL = {np.complex64: 1e-6, np.complex128: 1e-12}
 
 def planned_collectives(plan, reverse: bool = False) -> dict[str, int]:
     """The collectives ``plan``'s chain (``reverse``: its backward chain) calls for:
-    an exchange that runs as shifts of pieces is ``p - 1`` collective permutes
-    (``plan._shifted``, i.e. :func:`pfft.pieces.shifted`, decides by engine and block
-    size), any other one all-to-all; a gather is one all-gather."""
+    an exchange that moves pieces (``plan._as_pieces``, i.e.
+    :func:`pfft.pieces.as_pieces`, decides by engine and block size) is one swap (an
+    all-to-all) or ``p - 1`` collective permutes; any other exchange is one
+    all-to-all; a gather is one all-gather."""
     from pfft.hlo import COLLECTIVES
     from pfft.stages import Exchange, Gather
 
     chain = plan.chain.reversed() if reverse else plan.chain
-    shifted = plan._shifted(reverse)
+    moves_pieces = plan._as_pieces(reverse)
     want = dict.fromkeys(COLLECTIVES, 0)
     for stage in chain.stages:
-        if shifted(stage):
+        send = moves_pieces(stage)
+        if send and send.sign != 0:
             want["collective-permute"] += stage.size - 1
         elif isinstance(stage, Exchange):
             want["all-to-all"] += 1

@@ -9,6 +9,8 @@ and vmap. Plans that use it are checked against plans that do not
 collectives their stages call for (tests/hlo.py) and, for DCT/DST plans, one kernel
 pass per stage.
 """
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -278,25 +280,59 @@ def test_pieces_kernel_rejects_bad_arguments():
         native.fft_pieces([x], -1, 4, kind="dct", out_shape=(4, 4))
 
 
-def _expected_collectives(plan, fuse, reverse: bool = False) -> dict[str, int]:
+# how a plan's exchanges run: pieces swapped (the default), pieces shifted
+# ($PFFT_NO_SWAPS), or XLA's all-to-all (fuse_exchanges=False)
+MODES = {"swap": ("", True), "shifts": ("1", True), "all-to-all": ("", False)}
+
+
+@pytest.fixture
+def fresh_plans():
+    """Plans made while a test switches ``$PFFT_NO_SWAPS`` leave the plan cache with it
+    (the switch is read when a plan is traced, so a cached plan keeps its mode)."""
+    pfft.clear_plan_cache()
+    yield
+    pfft.clear_plan_cache()
+
+
+def _plan_in_mode(mode, monkeypatch, *args, **kw):
+    """``pfft.plan(*args, **kw)`` made and traced in ``mode`` (a fresh plan: the
+    switch is read when a plan is traced)."""
+    no_swaps, fuse = MODES[mode]
+    monkeypatch.setenv("PFFT_NO_SWAPS", no_swaps)
+    pfft.clear_plan_cache()
+    return pfft.plan(*args, engine="native", fuse_exchanges=fuse, **kw)
+
+
+def _swaps_in(text: str) -> int:
+    """How many of pfft's swaps (tuple all-to-alls of pieces) a compiled HLO holds."""
+    return len(re.findall(r"%pfft_swap[\w.]* = .* all-to-all\(", text))
+
+
+def _expected_collectives(plan, mode, reverse: bool = False) -> dict[str, int]:
     """The collectives a plan's chain must compile to.
 
-    An exchange over ``p`` devices is ``p - 1`` collective permutes of pieces with
-    ``fuse_exchanges=True``, one all-to-all with ``False``, and either, by block size,
-    with ``"auto"``; a gather is one all-gather.
+    An exchange over ``p`` devices is one swap of pieces (an all-to-all) in mode
+    "swap", ``p - 1`` collective permutes in mode "shifts", one all-to-all in mode
+    "all-to-all"; a gather is one all-gather.
     """
     want = planned_collectives(plan, reverse)
-    if fuse is True:
-        assert want["all-to-all"] == 0
-    elif fuse is False:
+    if mode != "shifts":
         assert want["collective-permute"] == 0
+    else:
+        assert want["all-to-all"] == 0
     return want
 
 
-def _compiled(fn, x):
-    """``jax.jit(fn)`` compiled for ``x``, and the collectives its HLO holds."""
+def _compiled(fn, x, mode, plan, reverse: bool = False):
+    """``jax.jit(fn)`` compiled for ``x``, after checking that its HLO holds the
+    collectives ``plan``'s stages call for in ``mode``, every exchange a swap in mode
+    "swap" and none elsewhere."""
     compiled = jax.jit(fn).lower(x).compile()
-    return compiled, count_collectives(compiled.as_text())
+    text = compiled.as_text()
+    assert count_collectives(text) == _expected_collectives(plan, mode, reverse)
+    exchanges = sum(isinstance(st, Exchange) for st in plan.chain.stages)
+    assert _swaps_in(text) == (exchanges if mode == "swap" else 0)
+    return compiled, count_collectives(text)
 
 
 def test_count_collectives_reads_sync_and_async_ops():
@@ -321,63 +357,65 @@ ENTRY %main (p: c64[4,4]) -> (c64[4,4], c64[4,4]) {
 
 @pytest.mark.parametrize("grid", [(2, 2), (2, 4), (8,), (1, 4), (4, 2)])
 @pytest.mark.parametrize("shape", [(16, 12, 8), (7, 10, 9), (5, 3, 11)], ids=str)
-def test_fused_plans_equal_unfused_plans_and_numpy(grid, shape):
+def test_fused_plans_equal_unfused_plans_and_numpy(grid, shape, monkeypatch, fresh_plans):
     """Even and uneven sizes, forward and backward, gradient: the fused path (pieces
-    and shifts) agrees with the all-to-all path and with numpy, and each compiles to
-    the collectives its stages call for (read from the compiled HLO)."""
+    swapped, and pieces shifted) agrees with the all-to-all path and with numpy, and
+    each compiles to the collectives its stages call for (read from the compiled
+    HLO)."""
     mesh = pfft.make_mesh(grid)
     x = random_array(np.random.default_rng(sum(shape)), shape, np.complex128)
     xs = pfft.device_put(x, mesh)
     results = {}
-    for fuse in (True, False):
-        plan = pfft.plan(shape, np.complex128, mesh, engine="native", fuse_exchanges=fuse)
-        forward, ops = _compiled(plan.forward, xs)
-        assert ops == _expected_collectives(plan, fuse)
+    for mode in MODES:
+        plan = _plan_in_mode(mode, monkeypatch, shape, np.complex128, mesh)
+        forward, ops = _compiled(plan.forward, xs, mode, plan)
         if shape == (16, 12, 8):                 # every grid here divides it: it is split
             assert sum(ops.values()) >= len([s for s in grid if s > 1])
         k = forward(xs)
-        backward, ops = _compiled(plan.backward, k)
-        assert ops == _expected_collectives(plan, fuse, reverse=True)
+        backward, _ = _compiled(plan.backward, k, mode, plan, reverse=True)
         back = backward(k)
         g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(plan.forward(a)) ** 2)))(xs)
-        results[fuse] = (np.asarray(k), np.asarray(back), np.asarray(g))
-    k, back, g = results[True]
+        results[mode] = (np.asarray(k), np.asarray(back), np.asarray(g))
+    k, back, g = results["swap"]
     assert rel_err(k, np.fft.fftn(x)) <= 1e-12
     assert rel_err(back, x) <= 1e-12
     g_ref = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.fftn(a)) ** 2))(jnp.asarray(x))
     assert rel_err(g, g_ref) <= 1e-12
-    for a, b in zip(results[True], results[False]):
+    for a, b in zip(results["swap"], results["shifts"]):      # the same data moved
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(results["swap"], results["all-to-all"]):
         assert rel_err(a, b) <= 1e-13
 
 
 @pytest.mark.parametrize("grid", [(2, 2), (2, 4), (4,), (1, 4)])
 @pytest.mark.parametrize("shape", [(16, 12, 10), (7, 10, 9), (6, 5, 4)], ids=str)
 @pytest.mark.parametrize("spectrum", ["numpy", "padded"])
-def test_fused_real_plans_equal_unfused_plans_and_numpy(grid, shape, spectrum):
+def test_fused_real_plans_equal_unfused_plans_and_numpy(grid, shape, spectrum, monkeypatch,
+                                                    fresh_plans):
     """rfftn/irfftn plans and the gradient of a real loss (the weighted, transposed real
-    stages): pieces and shifts agree with the all-to-all path and with numpy, and
-    compile to the collectives their stages call for."""
+    stages): pieces swapped and pieces shifted agree with the all-to-all path and with
+    numpy, and compile to the collectives their stages call for."""
     mesh = pfft.make_mesh(grid)
     x = np.random.default_rng(sum(shape)).standard_normal(shape)
     xs = pfft.device_put(x, mesh)
     results = {}
-    for fuse in (True, False):
-        plan = pfft.plan(shape, np.float64, mesh, kind="r2c", spectrum=spectrum,
-                         engine="native", fuse_exchanges=fuse)
-        forward, ops = _compiled(plan.forward, xs)
-        assert ops == _expected_collectives(plan, fuse)
+    for mode in MODES:
+        plan = _plan_in_mode(mode, monkeypatch, shape, np.float64, mesh, kind="r2c",
+                             spectrum=spectrum)
+        forward, _ = _compiled(plan.forward, xs, mode, plan)
         k = forward(xs)
-        backward, ops = _compiled(plan.backward, k)
-        assert ops == _expected_collectives(plan, fuse, reverse=True)
+        backward, _ = _compiled(plan.backward, k, mode, plan, reverse=True)
         back = backward(k)
         wt = jnp.asarray(np.random.default_rng(1).standard_normal(plan.out_shape))
         g = jax.jit(jax.grad(lambda a: jnp.sum(jnp.abs(plan.forward(a)) ** 2 * wt)))(xs)
-        results[fuse] = (np.asarray(k), np.asarray(back), np.asarray(g))
-    k, back, g = results[True]
+        results[mode] = (np.asarray(k), np.asarray(back), np.asarray(g))
+    k, back, g = results["swap"]
     want = np.fft.rfftn(x)                  # a padded spectrum holds zeros past it
     assert rel_err(k, np.pad(want, [(0, a - b) for a, b in zip(k.shape, want.shape)])) <= 1e-12
     assert rel_err(back, x) <= 1e-12
-    for a, b in zip(results[True], results[False]):
+    for a, b in zip(results["swap"], results["shifts"]):      # the same data moved
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(results["swap"], results["all-to-all"]):
         assert rel_err(a, b) <= 1e-13
 
 
@@ -462,37 +500,47 @@ def _compiled_text(fn, x) -> str:
 
 
 @pytest.mark.parametrize("grid", [(2,), (4,), (8,), (2, 4)])
-def test_auto_fusion_shifts_pieces_only_where_the_block_pays_for_it(grid):
-    """``fuse_exchanges="auto"`` (the default): an exchange over 2 devices is one
+@pytest.mark.parametrize("swapping", [True, False], ids=["swaps", "no swaps"])
+def test_auto_fusion_moves_pieces_by_swap_or_where_shifts_pay(grid, swapping, monkeypatch,
+                                                              fresh_plans):
+    """``fuse_exchanges="auto"`` (the default): where the transport swaps, every
+    exchange moves pieces: one swap where the device's block holds at most
+    ``(p - 1) * SWAP_BYTES`` bytes, else ``p - 1`` collective permutes. Without swaps
+    (``$PFFT_NO_SWAPS``, or a JAX without them) an exchange over 2 devices is one
     collective permute of pieces; over ``p > 2`` devices it is ``p - 1`` permutes when
     the device's block holds at least ``(p - 2) * SHIFT_BYTES`` bytes, else one
     all-to-all (a small block cannot pay for the extra collectives). Read from the
     compiled HLO on both sides of the threshold, and in the plan's description."""
+    monkeypatch.setenv("PFFT_NO_SWAPS", "" if swapping else "1")
     mesh = pfft.make_mesh(grid)
     devices = int(np.prod(grid))
+    seen = {}
     for shape in [(16, 16, 16), (128, 128, 192)]:          # 4 KiB-64 KiB; 3-24 MiB a device
         plan = pfft.plan(shape, np.complex64, mesh)
         block = int(np.prod(shape)) * 8 // devices
         x = jax.ShapeDtypeStruct(shape, np.complex64, sharding=plan.in_sharding)
-        ops = count_collectives(jax.jit(plan.forward).lower(x).compile().as_text())
+        text = jax.jit(plan.forward).lower(x).compile().as_text()
         want = dict.fromkeys(COLLECTIVES, 0)
-        described = 0
+        described = swapped = 0
         for stage in plan.chain.stages:
-            if isinstance(stage, Exchange):
-                if stage.size <= 2 or block >= (stage.size - 2) * pieces.SHIFT_BYTES:
-                    want["collective-permute"] += stage.size - 1
-                    described += 1
-                else:
-                    want["all-to-all"] += 1
-        assert ops == want
+            if not isinstance(stage, Exchange):
+                continue
+            if swapping and block <= (stage.size - 1) * pieces.SWAP_BYTES:
+                want["all-to-all"] += 1
+                swapped += 1
+            elif swapping or stage.size <= 2 or block >= (stage.size - 2) * pieces.SHIFT_BYTES:
+                want["collective-permute"] += stage.size - 1
+                described += 1
+            else:
+                want["all-to-all"] += 1
+        assert count_collectives(text) == want
+        assert _swaps_in(text) == swapped
+        assert repr(plan).count("as 1 swap of pieces") == swapped
         assert repr(plan).count("collective permute(s) of pieces") == described
-    big = pfft.plan((128, 128, 192), np.complex64, mesh)
-    small = pfft.plan((16, 16, 16), np.complex64, mesh)
-    if grid == (8,):            # the two sides of the threshold, spelled out
-        assert count_collectives(jax.jit(big.forward).lower(
-            jax.ShapeDtypeStruct(big.in_shape, np.complex64, sharding=big.in_sharding)
-        ).compile().as_text())["collective-permute"] == 7
-        assert small.collectives()["all-to-all"] == 1
+        seen[shape] = (swapped, described)
+    if swapping and grid == (2, 4):     # both sides of the swap threshold in one plan:
+        # 3 MiB blocks swap over 8 devices (14 MiB) and shift over 2 (2 MiB)
+        assert seen[(128, 128, 192)] == (1, 1) and seen[(16, 16, 16)] == (2, 0)
 
 
 # -- DCT and DST passes (kind "r2r") --------------------------------------------------------
@@ -621,18 +669,18 @@ def _expected_kernel_calls(plan, reverse: bool) -> tuple[dict[str, int], int]:
     (the end of the chain, two exchanges in a row)."""
     from pfft.stages import LocalR2R
     stages = (plan.chain.reversed() if reverse else plan.chain).stages
-    shifted = plan._shifted(reverse)
+    moves = plan._as_pieces(reverse)       # how each exchange moves pieces, or None
     want, fused_stages = {"pfft_pieces": 0, "pfft_r2r": 0}, 0
     for i, stage in enumerate(stages):
         before = stages[i - 1] if i > 0 else None
         after = stages[i + 1] if i + 1 < len(stages) else None
         if isinstance(stage, LocalR2R):
-            fused = shifted(before) or shifted(after)
+            fused = bool(moves(before) or moves(after))
             want["pfft_pieces" if fused else "pfft_r2r"] += 1
             fused_stages += fused
-        elif shifted(stage):
+        elif moves(stage):
             want["pfft_pieces"] += not isinstance(before, LocalR2R)       # a pack
-            want["pfft_pieces"] += not isinstance(after, LocalR2R) and not shifted(after)
+            want["pfft_pieces"] += not isinstance(after, LocalR2R) and not moves(after)
     return want, fused_stages
 
 

@@ -91,8 +91,9 @@ class BoundEngine:
     Simulated devices in one process call the kernel at the same time, so each gets
     a share of the cores (``cores // local devices``, at least one). ``fuse``: let the
     CPU kernels write and read the pieces exchanges move (:mod:`pfft.pieces`):
-    ``True`` for every exchange, ``"auto"`` where the block is large enough to pay
-    for the extra collectives (:func:`pfft.pieces.shifts_pay`); ``False``: the same
+    ``True`` for every exchange, ``"auto"`` for every exchange the transport swaps,
+    else where the block is large enough to pay for the extra collectives of shifts
+    (:func:`pfft.pieces.as_pieces`); ``False``: the same
     chains run with separate all-to-alls. A value: equal settings compare
     (and hash) equal, so a plan's description can hold it.
     """

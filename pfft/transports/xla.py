@@ -11,7 +11,10 @@ import jax
 import numpy as np
 from jax import lax
 
-__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "permute", "GATHER_IS_INVARIANT"]
+from . import swap as _swap
+
+__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "permute", "swap",
+           "GATHER_IS_INVARIANT"]
 
 # An all-gather whose result is typed as equal on every device of the mesh axis, so
 # shard_map can check that a gathered output is replicated. Public in newer JAX.
@@ -28,6 +31,9 @@ GATHER_IS_INVARIANT = _all_gather_invariant is not None
 SPLITS = True
 # shift moves a whole array a fixed number of places along a mesh axis
 SHIFTS = True
+# swap trades p whole arrays among the p devices of a mesh axis in one collective
+SWAPS = _swap.AVAILABLE
+swap = _swap.swap
 
 
 def all_to_all(x: jax.Array, mesh_axis: str, *, split: int | None = None,
