@@ -44,13 +44,15 @@ __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_
 # Only for transports without swaps: a swap is one collective, like the all-to-all.
 SHIFT_BYTES = 80 * 1024
 
-# Bytes a device sends per peer (beyond the first) up to which one swap beats ``p - 1``
-# shifts: a swap saves ``p - 2`` collectives (about 0.26 ms each among 8 simulated
+# Per-device block bytes per collective saved up to which one swap beats ``p - 1``
+# shifts: a swap saves ``p - 2`` collectives (about 0.2 ms each among 8 simulated
 # devices on the 2-core machine), but inside whole 256³ plans (17-34 MiB blocks on 4
 # devices) it ran 4-17 % slower than the shifts, in part from its outputs' page faults
-# (1.02-1.09 with glibc's mmap threshold raised); at 64³-128³ (0.3-4 MiB) it ran
-# 0.72-0.96 of them (docs/performance.md, session 16).
-SWAP_BYTES = 2 * 1024 * 1024
+# (1.02-1.09 with glibc's mmap threshold raised). Whole rfftn/irfftn plans, swaps
+# against shifts alternated (docs/benchmarks.md, session 16): 0.72-0.92 at 64³ (0.3-1
+# MiB blocks), 0.82-0.92 at 128³ on 8 devices (1-2 MiB), 0.88-1.18 at 128³ on 4 (2-4
+# MiB). Over 2 devices a swap and a shift are one collective each: shifts.
+SWAP_BYTES = 3 * 1024 * 1024 // 2
 
 
 class Pieces:
@@ -95,8 +97,9 @@ def swaps(transport) -> bool:
 
 def swap_pays(st: Exchange, block_bytes: int) -> bool:
     """Whether exchange ``st`` of pieces, in a chain whose local input block has
-    ``block_bytes`` bytes, runs faster as one swap than as shifts."""
-    return block_bytes <= (st.size - 1) * SWAP_BYTES
+    ``block_bytes`` bytes, runs faster as one swap than as shifts: up to
+    ``(p - 2) * SWAP_BYTES`` (never over 2 devices, where both are one collective)."""
+    return block_bytes <= (st.size - 2) * SWAP_BYTES
 
 
 @dataclass(frozen=True)

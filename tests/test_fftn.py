@@ -8,10 +8,8 @@ from hypothesis import given, settings
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import pfft
-from pfft import pieces
 from pfft.engines import native
 from pfft.hlo import count_collectives
-from pfft.transports import xla as xla_transport
 from conftest import (TOL, numpy_axes, planned_collectives, random_array, rel_err,
                       transform_problems)
 
@@ -181,20 +179,19 @@ def test_compiled_xla_engine_plan_has_the_planned_all_to_alls_and_no_all_gather(
 
 @pytest.mark.parametrize("grid", [(2, 4), (2, 2), (8,), (1, 4)])
 def test_compiled_default_plan_runs_only_its_collectives(grid):
-    """Whatever the engine (on CPU with the kernels built, these small blocks: every
-    exchange one swap of pieces, an all-to-all; where JAX cannot swap, an exchange
-    over 2 devices as one collective permute of pieces, over more as one all-to-all;
-    without the kernels one all-to-all each), the compiled plan holds one exchange per
-    grid axis and no gather or reduce, and ``plan.collectives()`` reports what the
-    compiled HLO holds."""
+    """Whatever the engine (on CPU with the kernels built, these small blocks: an
+    exchange over 2 devices as one collective permute of pieces, over more as one
+    all-to-all, a swap of pieces or, where JAX cannot swap, XLA's; without the kernels
+    one all-to-all each), the compiled plan holds one
+    exchange per grid axis and no gather or reduce, and ``plan.collectives()`` reports
+    what the compiled HLO holds."""
     mesh = pfft.make_mesh(grid)
     x = pfft.device_put(np.zeros((32, 16, 24), np.complex64), mesh)
     plan = pfft.plan(x.shape, x.dtype, mesh)
     sizes = [s for s in grid if s > 1]
     fused = native.available("cpu")
-    shifted = fused and not pieces.swaps(xla_transport)
-    want = {"all-to-all": sum(1 for s in sizes if s > 2 or not shifted),
-            "collective-permute": sum(1 for s in sizes if s == 2 and shifted)}
+    want = {"all-to-all": sum(1 for s in sizes if s > 2 or not fused),
+            "collective-permute": sum(1 for s in sizes if s == 2 and fused)}
     for reverse, fn, arg in ((False, plan.forward, x), (True, plan.backward, pfft.fftn(x))):
         ops = _collectives(fn, arg)
         assert ops == {**dict.fromkeys(ops, 0), **want}

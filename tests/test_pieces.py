@@ -312,26 +312,26 @@ def _expected_collectives(plan, mode, reverse: bool = False) -> dict[str, int]:
     """The collectives a plan's chain must compile to.
 
     An exchange over ``p`` devices is one swap of pieces (an all-to-all) in mode
-    "swap", ``p - 1`` collective permutes in mode "shifts", one all-to-all in mode
-    "all-to-all"; a gather is one all-gather.
+    "swap" (one collective permute over 2 devices), ``p - 1`` collective permutes in
+    mode "shifts", one all-to-all in mode "all-to-all"; a gather is one all-gather.
     """
     want = planned_collectives(plan, reverse)
-    if mode != "shifts":
+    if mode == "all-to-all":
         assert want["collective-permute"] == 0
-    else:
+    elif mode == "shifts":
         assert want["all-to-all"] == 0
     return want
 
 
 def _compiled(fn, x, mode, plan, reverse: bool = False):
     """``jax.jit(fn)`` compiled for ``x``, after checking that its HLO holds the
-    collectives ``plan``'s stages call for in ``mode``, every exchange a swap in mode
-    "swap" and none elsewhere."""
+    collectives ``plan``'s stages call for in ``mode``: in mode "swap" (these small
+    blocks) every exchange over more than 2 devices a swap, none elsewhere."""
     compiled = jax.jit(fn).lower(x).compile()
     text = compiled.as_text()
     assert count_collectives(text) == _expected_collectives(plan, mode, reverse)
-    exchanges = sum(isinstance(st, Exchange) for st in plan.chain.stages)
-    assert _swaps_in(text) == (exchanges if mode == "swap" else 0)
+    over_more = sum(isinstance(st, Exchange) and st.size > 2 for st in plan.chain.stages)
+    assert _swaps_in(text) == (over_more if mode == "swap" else 0)
     return compiled, count_collectives(text)
 
 
@@ -505,7 +505,8 @@ def test_auto_fusion_moves_pieces_by_swap_or_where_shifts_pay(grid, swapping, mo
                                                               fresh_plans):
     """``fuse_exchanges="auto"`` (the default): where the transport swaps, every
     exchange moves pieces: one swap where the device's block holds at most
-    ``(p - 1) * SWAP_BYTES`` bytes, else ``p - 1`` collective permutes. Without swaps
+    ``(p - 2) * SWAP_BYTES`` bytes, else ``p - 1`` collective permutes (one over 2
+    devices). Without swaps
     (``$PFFT_NO_SWAPS``, or a JAX without them) an exchange over 2 devices is one
     collective permute of pieces; over ``p > 2`` devices it is ``p - 1`` permutes when
     the device's block holds at least ``(p - 2) * SHIFT_BYTES`` bytes, else one
@@ -525,7 +526,7 @@ def test_auto_fusion_moves_pieces_by_swap_or_where_shifts_pay(grid, swapping, mo
         for stage in plan.chain.stages:
             if not isinstance(stage, Exchange):
                 continue
-            if swapping and block <= (stage.size - 1) * pieces.SWAP_BYTES:
+            if swapping and block <= (stage.size - 2) * pieces.SWAP_BYTES:
                 want["all-to-all"] += 1
                 swapped += 1
             elif swapping or stage.size <= 2 or block >= (stage.size - 2) * pieces.SHIFT_BYTES:
@@ -538,9 +539,10 @@ def test_auto_fusion_moves_pieces_by_swap_or_where_shifts_pay(grid, swapping, mo
         assert repr(plan).count("as 1 swap of pieces") == swapped
         assert repr(plan).count("collective permute(s) of pieces") == described
         seen[shape] = (swapped, described)
-    if swapping and grid == (2, 4):     # both sides of the swap threshold in one plan:
-        # 3 MiB blocks swap over 8 devices (14 MiB) and shift over 2 (2 MiB)
-        assert seen[(128, 128, 192)] == (1, 1) and seen[(16, 16, 16)] == (2, 0)
+    if swapping and grid == (2, 4):     # over 8 devices: a swap; over 2: a shift
+        assert seen[(128, 128, 192)] == (1, 1) and seen[(16, 16, 16)] == (1, 1)
+    if swapping and grid == (4,):       # 6 MiB blocks: over the 3 MiB of 4 devices
+        assert seen[(128, 128, 192)] == (0, 1) and seen[(16, 16, 16)] == (1, 0)
 
 
 # -- DCT and DST passes (kind "r2r") --------------------------------------------------------
