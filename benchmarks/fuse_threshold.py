@@ -11,6 +11,10 @@ least ``--repeats`` alternated calls of each plan (more for fast calls:
 one collective either way). On the slabs (4, 8, 1x4) the plan has one exchange, so the
 ratio is that exchange's; on pencils it includes the 2-device exchange too.
 
+The rule is for JAX without swaps: where pfft can swap pieces (one collective,
+:mod:`pfft.transports.swap`), ``fuse_exchanges=True`` swaps small blocks, so run this
+with ``PFFT_NO_SWAPS=1`` to measure shifts against the all-to-all.
+
     python -m benchmarks.fuse_threshold [--sizes 64 128] [--grids 4 2x2 1x4 8 2x4 4x2]
         [--dtypes float32 float64] [--repeats 40]
 """

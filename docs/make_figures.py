@@ -32,7 +32,7 @@ def _real_workloads(path):
 
     rows = real_workloads._read_csv(str(DATA / "real_workloads.csv"))
     real_workloads.plot(rows, str(path), note=(
-        f"{CPU_BOX_THP}, 2026-11-25 (session 15). python -m "
+        f"{CPU_BOX_THP}, 2026-11-25 (session 16). python -m "
         "benchmarks.real_workloads --sizes 64 128 --dtypes float32 float64 --step-sizes "
         "128 --repeats 5 (all six grids), and --sizes 256 --step-sizes (none) --repeats 11 "
         "(docs/data/real_workloads.csv); the 256³ float64 steps of 4, 2x2 and 2x4 from "
@@ -48,7 +48,7 @@ def _fixed_costs(path):
     with open(DATA / "fixed_costs.csv") as f:
         rows = list(csv.DictReader(f))
     fixed_costs.plot(rows, str(path), note=(
-        f"{CPU_BOX}, quiet, 2026-11-23. python -m benchmarks.fixed_costs --repeats 51 "
+        f"{CPU_BOX}, quiet, 2026-11-25. python -m benchmarks.fixed_costs --repeats 51 "
         "(docs/data/fixed_costs.csv)."))
 
 
