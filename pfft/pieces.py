@@ -117,19 +117,20 @@ def shifts_pay(st: Exchange, block_bytes: int) -> bool:
     return st.size <= 2 or block_bytes >= (st.size - 2) * SHIFT_BYTES
 
 
-def me(transport, mesh_axis, sign: int):
+def _me(transport, mesh_axis, sign: int):
     """This device's place along ``mesh_axis`` where pieces in order ``sign`` need it."""
     return transport.axis_index(mesh_axis) if sign else 0
 
 
 def as_pieces(st, engine, transport, block_bytes: int) -> Send | None:
-    """How stage ``st`` moves pieces (:func:`exchange`), in a chain on ``engine`` over
-    ``transport`` whose local input block has ``block_bytes`` bytes; None where it is
-    no exchange of pieces. The engine's ``fuse`` setting ``True``: every exchange;
-    ``"auto"``: where the transport swaps (a swap is one collective, like the
-    all-to-all, and the pieces save its two copies; blocks too large for a swap shift,
-    and :func:`shifts_pay` holds for them), else where :func:`shifts_pay`. By one swap
-    where the transport swaps and :func:`swap_pays`, else by shifts."""
+    """How stage ``st`` moves pieces (:func:`exchange`) in a chain on ``engine`` over
+    ``transport`` whose local input block has ``block_bytes`` bytes, or None where it
+    runs as XLA's all-to-all (or is no exchange).
+
+    Which exchanges move pieces: with the engine's ``fuse`` setting ``True``, all;
+    with ``"auto"``, all where the transport swaps (the all-to-all is one collective
+    too, and the pieces save its two copies), else those where :func:`shifts_pay`.
+    How: one swap where the transport swaps and :func:`swap_pays`, else shifts."""
     if not (isinstance(st, Exchange) and enabled(engine, transport)):
         return None
     if not (engine.fuse is True or swaps(transport) or shifts_pay(st, block_bytes)):
@@ -157,14 +158,14 @@ def _sides(data, out_shape, exchange: Send | None, transport):
     kw = {}
     if pieces:
         kw.update(in_split=pieces.axis - ndim, in_sign=pieces.sign,
-                  me_in=me(transport, pieces.mesh_axis, pieces.sign))
+                  me_in=_me(transport, pieces.mesh_axis, pieces.sign))
     extent = None
     if exchange:
         s, p = exchange.scatter, exchange.size
         extent = out_shape[s]
         out_shape[s] = -(-extent // p)
         kw.update(out_count=p, out_split=s - ndim, out_sign=exchange.sign,
-                  me_out=me(transport, exchange.mesh_axis, exchange.sign))
+                  me_out=_me(transport, exchange.mesh_axis, exchange.sign))
     return (pieces.arrays if pieces else [data]), tuple(out_shape), extent, kw
 
 
@@ -347,8 +348,7 @@ def exchange(pieces: Pieces, st: Send, extent: int, transport) -> Pieces:
     """The all-to-all ``st`` on pieces, as ``st.sign`` says: one swap (piece ``k`` to
     device ``k``; the received pieces hold chunk ``k`` of ``st.gather`` in slot ``k``),
     or cyclic shifts (piece ``k`` moves ``k`` places on; chunk ``me - k`` in slot
-    ``k``). ``extent`` is the length
-    of the received block along ``st.gather``.
+    ``k``). ``extent`` is the length of the received block along ``st.gather``.
     """
     if not ready_for(pieces, st):  # pragma: no cover - an executor defect
         raise RuntimeError(f"pieces cut along axis {pieces.axis} are not ready for {st}")

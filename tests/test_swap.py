@@ -175,6 +175,8 @@ def test_replica_groups_and_errors():
         swap_module.replica_groups(("x", "y"), (2, 4), ("x", "x"))
     with pytest.raises(ValueError, match="distinct axes"):
         swap_module.replica_groups(("x", "y"), (2, 4), "z")
+    with pytest.raises(ValueError, match="inside jax.shard_map"):
+        jax.jit(lambda a: swap([a, a], "x")[0]).lower(np.zeros(3)).compile()
     mesh = Mesh(np.asarray(jax.devices()[:4]), ("a",))
     spec = P("a")
     x = jax.ShapeDtypeStruct((4, 3), np.float32, sharding=NamedSharding(mesh, spec))

@@ -93,9 +93,9 @@ class BoundEngine:
     CPU kernels write and read the pieces exchanges move (:mod:`pfft.pieces`):
     ``True`` for every exchange, ``"auto"`` for every exchange the transport swaps,
     else where the block is large enough to pay for the extra collectives of shifts
-    (:func:`pfft.pieces.as_pieces`); ``False``: the same
-    chains run with separate all-to-alls. A value: equal settings compare
-    (and hash) equal, so a plan's description can hold it.
+    (:func:`pfft.pieces.as_pieces`); ``False``: the same chains run with separate
+    all-to-alls. A value: equal settings compare (and hash) equal, so a plan's
+    description can hold it.
     """
 
     STRIDED = True

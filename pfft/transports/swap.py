@@ -68,7 +68,10 @@ if AVAILABLE:
         return list(avals)
 
     def _lower(ctx, *xs, mesh_axis):
-        mesh = ctx.module_context.axis_context.mesh
+        mesh = getattr(ctx.module_context.axis_context, "mesh", None)
+        if mesh is None:
+            raise ValueError(f"swap over {mesh_axis}: call it inside jax.shard_map over "
+                             "a mesh with those axes")
         groups = replica_groups(mesh.axis_names, tuple(mesh.axis_sizes), mesh_axis)
         if len(groups[0]) != len(xs):
             raise ValueError(f"swap over {mesh_axis} ({len(groups[0])} devices) "
