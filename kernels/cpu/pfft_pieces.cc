@@ -845,12 +845,25 @@ void RunScratch(const Side &in, const Side &out, size_t f, Mode mode, size_t n,
   });
 }
 
-// A call's operands, read and checked alike by every handler: `me` ([me_in, me_out]),
-// the input and output pieces (`ins`, `outs`) and the two sides they make, of one rank.
+// A call's operands as every handler uses them: the two sides the input and output
+// pieces make, their element types, and the output buffers (for the huge-page advice).
+struct Operands {
+  Side in, out;
+  ffi::DataType ti, to;
+  std::vector<ffi::AnyBuffer> outs;
+
+  void AdviseHugePages() const {
+    for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
+  }
+};
+
+// Reads and checks a call's operands alike for every handler: `me` ([me_in, me_out]),
+// the input and output pieces and the two sides they make, of one rank.
 ffi::Error ReadSides(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args, ffi::RemainingRets rets,
                      int64_t in_split, int64_t in_sign, int64_t out_split, int64_t out_sign,
-                     std::vector<ffi::AnyBuffer> &ins, std::vector<ffi::AnyBuffer> &outs,
-                     Side &in, Side &out) {
+                     Operands &ops) {
+  std::vector<ffi::AnyBuffer> ins, &outs = ops.outs;
+  Side &in = ops.in, &out = ops.out;
   if (me.element_count() < 2)
     return ffi::Error::InvalidArgument("pfft pieces: `me` must hold [me_in, me_out]");
   const int32_t *mev = me.typed_data();
@@ -871,7 +884,14 @@ ffi::Error ReadSides(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args, ffi::Rem
     return e;
   if (out.dims.size() != in.dims.size())
     return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
+  ops.ti = ins[0].element_type();
+  ops.to = outs[0].element_type();
   return ffi::Error::Success();
+}
+
+// The threads a call runs on (at least one).
+size_t ThreadCount(int64_t nthreads) {
+  return static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
 }
 
 // The `kind` attribute as a Mode; false for a kind the kernel does not have.
@@ -915,12 +935,11 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
                       int64_t axis, int64_t n, int64_t in_split, int64_t in_sign,
                       int64_t out_split, int64_t out_sign, bool forward, double scale,
                       int64_t nthreads) {
-  std::vector<ffi::AnyBuffer> ins, outs;
-  Side in, out;
-  if (auto e = ReadSides(me, args, rets, in_split, in_sign, out_split, out_sign, ins, outs, in,
-                         out);
+  Operands ops;
+  if (auto e = ReadSides(me, args, rets, in_split, in_sign, out_split, out_sign, ops);
       e.failure())
     return e;
+  const Side &in = ops.in, &out = ops.out;
   Mode mode;
   if (!ParseMode(kind, mode))
     return ffi::Error::InvalidArgument(
@@ -942,12 +961,12 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
         "pfft pieces: r2r weights must be [pre_first, pre_last, post_first, post_last]");
   if (mode != Mode::kR2R && !BinWeightsFit(mode, w.size(), n_in, n_out))
     return ffi::Error::InvalidArgument("pfft pieces: weights must have one entry per bin");
-  auto ti = ins[0].element_type(), to = outs[0].element_type();
+  const auto ti = ops.ti, to = ops.to;
   using ffi::DataType;
   const bool same = mode == Mode::kCopy || mode == Mode::kR2R;  // the scratch passes
-  size_t nt = static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
+  const size_t nt = ThreadCount(nthreads);
   size_t nn = static_cast<size_t>(n);
-  for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
+  ops.AdviseHugePages();
   using C64 = std::complex<float>;
   using C128 = std::complex<double>;
   try {
@@ -1017,12 +1036,11 @@ ffi::Error PiecesPairImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
                           int64_t axis2, int64_t n2, bool forward2, double scale2,
                           ffi::Span<const double> weights2, int64_t in_split, int64_t in_sign,
                           int64_t out_split, int64_t out_sign, int64_t nthreads) {
-  std::vector<ffi::AnyBuffer> ins, outs;
-  Side in, out;
-  if (auto e = ReadSides(me, args, rets, in_split, in_sign, out_split, out_sign, ins, outs, in,
-                         out);
+  Operands ops;
+  if (auto e = ReadSides(me, args, rets, in_split, in_sign, out_split, out_sign, ops);
       e.failure())
     return e;
+  const Side &in = ops.in, &out = ops.out;
   // each pass's axis is one the other leaves alone: pass 1 reads the input along its
   // axis and pass 2 writes the output along its own, as a single pass would
   PassSpec s1, s2;
@@ -1037,12 +1055,12 @@ ffi::Error PiecesPairImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   if (s1.mode == Mode::kC2R || s2.mode == Mode::kR2C)
     return ffi::Error::InvalidArgument(
         "pfft pieces pair: the first pass is c2c or r2c, the second c2c or c2r");
-  const size_t nt = static_cast<size_t>(nthreads < 1 ? 1 : nthreads);
-  for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
+  const size_t nt = ThreadCount(nthreads);
+  ops.AdviseHugePages();
   using ffi::DataType;
   using C64 = std::complex<float>;
   using C128 = std::complex<double>;
-  const auto ti = ins[0].element_type(), to = outs[0].element_type();
+  const auto ti = ops.ti, to = ops.to;
   const bool r2c = s1.mode == Mode::kR2C, c2r = s2.mode == Mode::kC2R;
   try {
     if (ti == (r2c ? DataType::F32 : DataType::C64) && to == (c2r ? DataType::F32 : DataType::C64)) {
