@@ -12,8 +12,9 @@ one collective either way). On the slabs (4, 8, 1x4) the plan has one exchange, 
 ratio is that exchange's; on pencils it includes the 2-device exchange too.
 
 The rule is for JAX without swaps: where pfft can swap pieces (one collective,
-:mod:`pfft.transports.swap`), ``fuse_exchanges=True`` swaps small blocks, so run this
-with ``PFFT_NO_SWAPS=1`` to measure shifts against the all-to-all.
+:mod:`pfft.transports.swap`), ``fuse_exchanges=True`` would swap small blocks, so this
+benchmark sets ``PFFT_NO_SWAPS=1`` for itself and measures shifts against the
+all-to-all (``python -m benchmarks.switches`` measures swaps against shifts).
 
     python -m benchmarks.fuse_threshold [--sizes 64 128] [--grids 4 2x2 1x4 8 2x4 4x2]
         [--dtypes float32 float64] [--repeats 40]
@@ -29,6 +30,7 @@ from .common import (markdown_table, paired_medians, parse_grids, simulate_cpu_d
                      write_results)
 
 simulate_cpu_devices(8)
+os.environ["PFFT_NO_SWAPS"] = "1"      # the shift rule's benchmark: pieces shift, never swap
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402

@@ -52,6 +52,17 @@ def _fixed_costs(path):
         "(docs/data/fixed_costs.csv)."))
 
 
+def _swaps(path):
+    from benchmarks import switches
+
+    rows = switches.read_csv(str(DATA / "switches_pfft_no_swaps.csv"))
+    switches.plot(rows, str(path), note=(
+        f"{CPU_BOX_THP}, 2026-11-25 (session 16). python -m benchmarks.switches --switch "
+        "PFFT_NO_SWAPS --sizes 64 128 --dtypes float32 float64 --grids 4 2x2 1x4 8 2x4 4x2 "
+        "--repeats 11 (docs/data/switches_pfft_no_swaps.csv): pieces swapped / shifted, "
+        "rfftn solid, irfftn dashed."))
+
+
 def _taylor_green(path):
     import numpy as np
 
@@ -110,6 +121,7 @@ FIGURES_DRAWN = {
     "layouts.png": (_layouts, "pfft's plans (docs/layout_figures.py)"),
     "real_workloads.png": (_real_workloads, "docs/data/real_workloads.csv"),
     "fixed_costs.png": (_fixed_costs, "docs/data/fixed_costs.csv"),
+    "switches_pfft_no_swaps.png": (_swaps, "docs/data/switches_pfft_no_swaps.csv"),
     "r2r.png": (_r2r, "docs/data/r2r.csv"),
     "fftshift.png": (_fftshift, "docs/data/fftshift.csv"),
     "suite_ratios.png": (_suite, "docs/data/suite.csv (with the two below)"),

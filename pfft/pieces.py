@@ -49,9 +49,10 @@ SHIFT_BYTES = 80 * 1024
 # devices on the 2-core machine), but inside whole 256³ plans (17-34 MiB blocks on 4
 # devices) it ran 4-17 % slower than the shifts, in part from its outputs' page faults
 # (1.02-1.09 with glibc's mmap threshold raised). Whole rfftn/irfftn plans, swaps
-# against shifts alternated (docs/benchmarks.md, session 16): 0.70-0.93 at 64³ on 4
-# devices (0.3-0.5 MiB blocks), 0.75-0.97 at 128³ on 8 (1-2 MiB), ties at 128³ on 4
-# (2-4 MiB). Over 2 devices a swap and a shift are one collective each: shifts.
+# against shifts (`python -m benchmarks.switches`, docs/benchmarks.md, session 16):
+# 0.74-0.92 at 64³ on 4 devices (0.3-0.5 MiB blocks), 0.75-0.95 at 128³ on 8 (1-2
+# MiB), ties at 128³ on 4 (2 MiB). Over 2 devices a swap and a shift are one
+# collective each: shifts.
 SWAP_BYTES = 3 * 1024 * 1024 // 2
 
 

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from pfft.transports import swap as swap_module
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -51,15 +53,15 @@ def _env_without_simulated_devices(**extra):
     return env
 
 
-def _run_benchmark(module, *args, out):
+def _run_benchmark(module, *args, out, name=None):
     """Runs ``python -m benchmarks.<module> *args --out out`` on the machine's one CPU
     device (the benchmark asks for its own), checks it exited 0, and returns the
-    process and the rows of ``out/<module>.csv``."""
+    process and the rows of ``out/<name>.csv`` (``name``: the module's, by default)."""
     proc = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", *args,
                            "--out", str(out)], cwd=ROOT, env=_env_without_simulated_devices(),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(out / f"{module}.csv", newline="") as f:
+    with open(out / f"{name or module}.csv", newline="") as f:
         return proc, list(csv.DictReader(f))
 
 
@@ -153,7 +155,9 @@ def test_fixed_costs_tiny(tmp_path):
     _, rows = _run_benchmark("fixed_costs", "--devices", "4", "--kib", "1", "--repeats", "3",
                              out=tmp_path)
     assert len(rows) == 1 and int(rows[0]["devices"]) == 4
-    for key in ("dispatch_us", "all_to_all_us", "permutes_us"):
+    keys = ("dispatch_us", "all_to_all_us", "permutes_us") + (
+        ("swap_us",) if swap_module.AVAILABLE else ())
+    for key in keys:
         assert 0 < float(rows[0][key]) < 1e7, key
 
 
@@ -183,6 +187,24 @@ def test_fuse_threshold_tiny(tmp_path):
     for r in rows:
         for key in ("shifts_ms", "all_to_all_ms", "ratio"):
             assert 0 < float(r[key]) < math.inf, (key, r)
+
+
+@pytest.mark.parametrize("switch", ["PFFT_NO_SWAPS", "PFFT_NO_PASS_PAIRS"])
+def test_switches_tiny(tmp_path, switch):
+    """`python -m benchmarks.switches --plot` at 16³ on a slab and a pencil: a row per
+    grid and precision, the forward plans' collectives named, both variants checked
+    against each other, every time and ratio positive."""
+    proc, rows = _run_benchmark("switches", "--switch", switch, "--sizes", "16", "--grids",
+                                "4", "2x2", "--dtypes", "float64", "--repeats", "2", "--plot",
+                                out=tmp_path, name=f"switches_{switch.lower()}")
+    assert [(r["grid"], r["dtype"]) for r in rows] == [("4", "float64"), ("2x2", "float64")]
+    for r in rows:
+        assert "all-to-all" in r["collectives"] or "collective-permute" in r["collectives"]
+        assert r["same_bits"] in ("True", "False")
+        for key in ("forward", "backward", "trips", "forward_ms", "forward_off_ms"):
+            assert 0 < float(r[key]) < math.inf, (key, r)
+    assert "**rfftn on / off**" in proc.stdout
+    assert (tmp_path / f"switches_{switch.lower()}.png").stat().st_size > 1000
 
 
 def test_fftshift_benchmark_tiny(tmp_path):

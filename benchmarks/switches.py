@@ -1,0 +1,169 @@
+"""What a measuring switch gains: the same real plans traced with it off and on.
+
+pfft's CPU executor has switches read when a plan is traced, there only to measure what
+a technique gains (``PFFT_NO_SWAPS``: pieces move by ``p - 1`` collective permutes
+instead of one swap; ``PFFT_NO_PASS_PAIRS``: a slab's two local passes are two kernel
+calls instead of one). For each size, precision and grid this makes two fresh plans
+(``kind="r2c"``), one traced with the switch set and one without, and calls them
+alternately in one process (:func:`benchmarks.common.paired_medians`): ``rfftn``,
+``irfftn`` and three jitted ``irfftn(rfftn(x))`` round trips. The ratio is the default
+(switch unset) over the switched-off technique; below 1, the technique pays. It also
+reports the collectives each forward plan compiles to and whether the two variants'
+results are the same bits.
+
+    python -m benchmarks.switches [--switch PFFT_NO_SWAPS] [--sizes 64 128]
+        [--dtypes float32 float64] [--grids 4 2x2 1x4 8 2x4 4x2] [--repeats 11] [--plot]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+
+from .common import (markdown_table, paired_medians, parse_grids, read_results,
+                     simulate_cpu_devices, stamp, write_results)
+
+simulate_cpu_devices(8)
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+import pfft  # noqa: E402
+from pfft.hlo import count_collectives  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+SWITCHES = ("PFFT_NO_SWAPS", "PFFT_NO_PASS_PAIRS")
+ROUND_TRIPS = 3
+
+
+def _variant(switch: str, off: bool, real: np.ndarray, mesh):
+    """A fresh r2c plan traced with ``switch`` set (``off``) or unset: its jitted forward,
+    backward and round trips, their input and results, and the forward's collectives."""
+    before = os.environ.get(switch)
+    os.environ[switch] = "1" if off else ""
+    try:
+        pfft.clear_plan_cache()           # a cached plan keeps the mode it was traced in
+        plan = pfft.plan(real.shape, real.dtype, mesh, kind="r2c")
+        x = jax.device_put(real, plan.in_sharding)
+        forward, backward = jax.jit(plan.forward), jax.jit(plan.backward)
+
+        def trips(v):
+            for _ in range(ROUND_TRIPS):
+                v = plan.backward(plan.forward(v))
+            return v
+        trips = jax.jit(trips)
+        k = forward(x)
+        back = backward(k)
+        trips(x).block_until_ready()      # every function traced while the switch holds
+        ops = count_collectives(forward.lower(x).compile().as_text())
+    finally:
+        if before is None:
+            os.environ.pop(switch, None)
+        else:
+            os.environ[switch] = before
+    return dict(forward=forward, backward=backward, trips=trips, x=x, k=k, back=back, ops=ops)
+
+
+def _ops(ops: dict) -> str:
+    return ", ".join(f"{n} {op}" for op, n in ops.items() if n) or "none"
+
+
+def measure(switch: str, n: int, dtype, grids, repeats: int, progress=print) -> list[dict]:
+    """Rows of one size and precision, one per grid."""
+    real = np.random.default_rng(0).standard_normal((n, n, n)).astype(dtype)
+    rows = []
+    for grid in grids:
+        label = "x".join(map(str, grid))
+        progress(f"{n}^3 {np.dtype(dtype).name} {label}")
+        mesh = pfft.make_mesh(grid)
+        on, off = _variant(switch, False, real, mesh), _variant(switch, True, real, mesh)
+        row = dict(size=n, dtype=np.dtype(dtype).name, grid=label,
+                   collectives=_ops(on["ops"]), collectives_off=_ops(off["ops"]),
+                   same_bits=bool(np.array_equal(np.asarray(on["k"]), np.asarray(off["k"]))
+                                  and np.array_equal(np.asarray(on["back"]),
+                                                     np.asarray(off["back"]))))
+        for key, arg in (("forward", "x"), ("backward", "k"), ("trips", "x")):
+            t_off, t_on = paired_medians(off[key], off[arg], on[key], on[arg], repeats)
+            row[f"{key}_ms"], row[f"{key}_off_ms"] = 1e3 * t_on, 1e3 * t_off
+            row[key] = t_on / t_off
+        rows.append(row)
+        progress("  " + ", ".join(f"{k} {row[k]:.2f}" for k in ("forward", "backward", "trips")))
+    return rows
+
+
+COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}"),
+           ("collectives", "forward collectives", "{}"),
+           ("collectives_off", "switched off", "{}"),
+           ("forward_ms", "rfftn ms", "{:.2f}"), ("forward_off_ms", "off ms", "{:.2f}"),
+           ("forward", "**rfftn on / off**", "{:.2f}"),
+           ("backward", "**irfftn on / off**", "{:.2f}"),
+           ("trips", f"**{ROUND_TRIPS} round trips on / off**", "{:.2f}"),
+           ("same_bits", "same bits", "{}")]
+
+
+def read_csv(path: str) -> list[dict]:
+    """The rows of a finished run's CSV (for ``docs/make_figures.py``)."""
+    return read_results(path, text=("dtype", "grid", "collectives", "collectives_off",
+                                    "same_bits"), ints=("size",))
+
+
+def plot(rows, path: str, note: str | None = None) -> None:
+    """On / off against size for each grid (rfftn solid, irfftn dashed), float32 and
+    float64 in two panels; ``note`` along the bottom."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dtypes = sorted({r["dtype"] for r in rows})
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(5 * len(dtypes), 3.6), sharey=True,
+                             squeeze=False)
+    grids = sorted({r["grid"] for r in rows}, key=lambda g: (len(g), g))
+    for ax, dtype in zip(axes[0], dtypes):
+        for i, grid in enumerate(grids):
+            pts = sorted((int(r["size"]), r) for r in rows
+                         if r["grid"] == grid and r["dtype"] == dtype)
+            for key, style in (("forward", "-o"), ("backward", "--s")):
+                ax.plot([s for s, _ in pts], [float(r[key]) for _, r in pts], style,
+                        color=plt.cm.tab10(i % 10), ms=4,
+                        label=f"{grid} {'rfftn' if key == 'forward' else 'irfftn'}")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_title(dtype)
+        ax.set_xlabel("N (N³ grid)")
+    axes[0][0].set_ylabel("switch unset / set")
+    axes[0][-1].legend(fontsize=6.5, ncol=2)
+    fig.tight_layout()
+    stamp(fig, note)
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--switch", default="PFFT_NO_SWAPS", choices=SWITCHES)
+    ap.add_argument("--sizes", nargs="+", type=int, default=[64, 128])
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"],
+                    choices=["float32", "float64"])
+    ap.add_argument("--grids", nargs="+", default=["4", "2x2", "1x4", "8", "2x4", "4x2"])
+    ap.add_argument("--repeats", type=int, default=11)
+    ap.add_argument("--out", default="results")
+    ap.add_argument("--plot", action="store_true")
+    args = ap.parse_args(argv)
+    print(f"pfft {args.switch} unset / set, {datetime.date.today()}, {platform.node()}, "
+          f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
+    rows = []
+    for n in args.sizes:
+        for dtype in args.dtypes:
+            rows += measure(args.switch, n, dtype, parse_grids(args.grids), args.repeats)
+    table = markdown_table(rows, COLUMNS)
+    print(table)
+    name = f"switches_{args.switch.lower()}"
+    write_results(rows, table, args.out, name)
+    if args.plot:
+        plot(rows, os.path.join(args.out, f"{name}.png"))
+
+
+if __name__ == "__main__":
+    main()
