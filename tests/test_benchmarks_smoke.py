@@ -317,3 +317,22 @@ def test_split_fft_benchmark_tiny(tmp_path):
             assert 0 < float(r[key]) < math.inf, (key, r)
     assert (tmp_path / "split_fft.png").stat().st_size > 1000
     assert "**pfft / 1 device**" in proc.stdout
+
+
+def test_page_faults_tiny(tmp_path):
+    """`python -m benchmarks.page_faults` at 16³ on two grids, with and without the
+    huge-page switch (each in its own process): a row per setting and grid, times and
+    ratios positive, fault counts whole and not negative."""
+    proc, rows = _run_benchmark("page_faults", "--size", "16", "--dtype", "complex64",
+                                "--grids", "2", "2x2", "--repeats", "2",
+                                "--switch", "PFFT_NO_HUGEPAGE_ADVICE", out=tmp_path,
+                                name="page_faults_16_complex64")
+    assert [(r["setting"], r["grid"]) for r in rows] == [
+        ("default", "2"), ("default", "2x2"),
+        ("PFFT_NO_HUGEPAGE_ADVICE=1", "2"), ("PFFT_NO_HUGEPAGE_ADVICE=1", "2x2")]
+    for r in rows:
+        for key in ("one_ms", "pfft_ms", "ratio"):
+            assert 0 < float(r[key]) < math.inf, (key, r)
+        for key in ("one_faults", "pfft_faults"):
+            assert int(r[key]) >= 0, (key, r)
+    assert "**pfft / 1 dev**" in proc.stdout
