@@ -92,6 +92,14 @@ def stamp(fig, note: str | None) -> None:
         fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.2))
 
 
+def save_plot(fig, path: str, note: str | None) -> None:
+    """Lay out a finished matplotlib figure, :func:`stamp` ``note`` on it and write it
+    to ``path``."""
+    fig.tight_layout()
+    stamp(fig, note)
+    fig.savefig(path, dpi=120)
+
+
 def markdown_table(rows, columns) -> str:
     """A Markdown table of ``rows`` (dicts): ``columns`` are ``(key, header, format)``;
     a NaN shows as "–" (not measured)."""

@@ -32,7 +32,7 @@ import os
 import platform
 
 from .common import (markdown_table, median_time, parse_grids, read_results,
-                      simulate_cpu_devices, stamp, write_results)
+                      save_plot, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -173,9 +173,7 @@ def plot(rows, path: str, note: str | None = None) -> None:
     ax.set_xticks(xs, labels)
     ax.set_ylabel("time / pfft.fftn")
     ax.legend()
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=120)
+    save_plot(fig, path, note)
     plt.close(fig)
 
 

@@ -34,7 +34,7 @@ import os
 import platform
 from functools import partial
 
-from .common import markdown_table, median_time, simulate_cpu_devices, stamp, write_results
+from .common import markdown_table, median_time, save_plot, simulate_cpu_devices, write_results
 
 simulate_cpu_devices(8)
 
@@ -198,9 +198,7 @@ def plot(rows, path: str, note: str | None = None) -> None:
     ax.set_ylabel("whole jitted call, µs")
     ax.set_title("fixed costs of one exchange")
     ax.legend(fontsize=6.5, ncol=2, loc="upper left")
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=120)
+    save_plot(fig, path, note)
     print(f"plot: {path}")
 
 

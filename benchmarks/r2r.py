@@ -26,7 +26,7 @@ import platform
 import time
 
 from .common import (markdown_table, median_time, paired_medians, parse_grids,
-                      simulate_cpu_devices, stamp, write_results)
+                      save_plot, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -117,9 +117,7 @@ def plot(rows, path: str, note: str | None = None) -> None:
     ax.set_xticks(xs, labels, fontsize=8)
     ax.set_ylabel("time ratio")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=120)
+    save_plot(fig, path, note)
     plt.close(fig)
     print(f"plot: {path}")
 

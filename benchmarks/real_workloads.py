@@ -30,7 +30,7 @@ import sys
 import time
 
 from .common import (markdown_table, median_time, paired_medians, parse_grids,
-                      read_results, simulate_cpu_devices, stamp, write_results)
+                      read_results, save_plot, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -193,9 +193,7 @@ def plot(rows, path: str, note: str | None = None) -> None:
         ax.set_xlabel("N (N³ grid)")
     axes[0].set_ylabel("pfft / one device")
     axes[-1].legend(fontsize=7)
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=120)
+    save_plot(fig, path, note)
     print(f"plot: {path}")
 
 

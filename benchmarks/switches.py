@@ -22,7 +22,7 @@ import os
 import platform
 
 from .common import (markdown_table, paired_medians, parse_grids, read_results,
-                     simulate_cpu_devices, stamp, write_results)
+                     save_plot, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -134,9 +134,7 @@ def plot(rows, path: str, note: str | None = None) -> None:
         ax.set_xlabel("N (N³ grid)")
     axes[0][0].set_ylabel("switch unset / set")
     axes[0][-1].legend(fontsize=6.5, ncol=2)
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=120)
+    save_plot(fig, path, note)
     print(f"plot: {path}")
 
 

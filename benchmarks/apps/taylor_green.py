@@ -37,8 +37,8 @@ import platform
 import sys
 import time
 
-from ..common import (add_distributed_arguments, median_time, parse_grids, simulate_cpu_devices,
-                      stamp, start_distributed)
+from ..common import (add_distributed_arguments, median_time, parse_grids, save_plot,
+                      simulate_cpu_devices, start_distributed)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -275,9 +275,7 @@ def plot(times, energy, dedt, eps, ref, path, label, note: str | None = None):
     b.set_ylabel("dissipation")
     a.legend(fontsize=7)
     b.legend(fontsize=7)
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=120)
+    save_plot(fig, path, note)
     print(f"plot: {path}")
 
 
