@@ -565,10 +565,13 @@ class FftWorker {
   static constexpr size_t kHalf = (kV >= 4 && ducc0::simd_exists<T, int(kV / 2)>) ? kV / 2 : 1;
   // the sets of kV lanes whose point t spans two 64-byte cache lines on the side with
   // the larger element (two rather than one or four: the fastest measured, see
-  // docs/benchmarks.md, session 13)
+  // docs/benchmarks.md, session 13), and at least 16 lines a group, as DUCC's own
+  // strided passes take (float64 complex: four sets, 4 lines of a cache line each;
+  // faster on data that comes from memory, session 18)
   static constexpr size_t kElem =
       (std::is_same_v<Tin, T> && std::is_same_v<Tout, T>) ? sizeof(T) : 2 * sizeof(T);
-  static constexpr size_t kSets = std::clamp<size_t>(128 / (kV * kElem), 1, 4);
+  static constexpr size_t kSets =
+      std::clamp<size_t>(std::max<size_t>(16 / kV, 128 / (kV * kElem)), 1, 4);
   // the sets' lines and DUCC's scratch (each at most n complex vectors) must stay in
   // L2: longer lines take one set
   static constexpr size_t kSetsBudget = size_t(512) << 10;
