@@ -163,16 +163,19 @@ def test_fixed_costs_tiny(tmp_path):
 
 def test_kernel_passes_tiny(tmp_path):
     """`python -m benchmarks.kernel_passes` at 16³: a row per pass and dtype, each pass
-    of the pieces kernel next to DUCC's strided transform, every time positive."""
+    of the pieces kernel next to DUCC's strided transform, hot and cold, every time
+    positive."""
     proc, rows = _run_benchmark("kernel_passes", "--size", "16", "--dtypes", "float32",
-                                "float64", "--repeats", "3", out=tmp_path)
+                                "float64", "--repeats", "3", "--cold-mib", "1", out=tmp_path)
     assert [r["dtype"] for r in rows] == ["float32"] * 6 + ["float64"] * 6
     assert {r["pass_"].split(",")[0] for r in rows} == {
         "r2c axis 2", "c2c axis 1", "c2c axis 0", "c2r axis 2", "dct2 axis 2", "dct2 axis 0"}
     for r in rows:
-        for key in ("pieces_min_ms", "pieces_median_ms", "ducc_min_ms", "ducc_median_ms"):
+        for key in ("pieces_min_ms", "pieces_median_ms", "pieces_cold_ms", "ducc_min_ms",
+                    "ducc_median_ms", "ducc_cold_ms"):
             assert 0 < float(r[key]) < math.inf, (key, r)
     assert "**pieces / DUCC (min)**" in proc.stdout
+    assert "**pieces / DUCC (cold)**" in proc.stdout
 
 
 def test_fuse_threshold_tiny(tmp_path):
