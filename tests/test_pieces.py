@@ -106,6 +106,21 @@ def test_pieces_kernel_runs_many_neighbouring_lines_at_once(kind, dtype, cut_out
                         scale=0.25, dtype=dtype, seed=7))
 
 
+# The innermost other axis holds one line: the kernel batches lines along the next
+# axis out (75 lines, every lane group), also where the output is cut along it
+@pytest.mark.parametrize("kind", ["c2c", "r2c", "c2r", "copy"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("cut_out", [None, 1])
+def test_pieces_kernel_batches_lines_past_a_length_one_axis(kind, dtype, cut_out):
+    """Lines along axis 0 of a (10, 75, 1) block: batches run along axis 1, whose 75
+    lines are not neighbours in memory, and match numpy."""
+    _check_problem(dict(shape=(10, 75, 1), f=0, cut_in=0, cut_out=cut_out, p_in=3,
+                        p_out=1 if cut_out is None else 2, kind=kind,
+                        weighted=kind in ("r2c", "c2r"), sign_in=-1, sign_out=1, me_in=1,
+                        me_out=0 if cut_out is None else 1, inverse=kind == "c2r",
+                        scale=0.5, dtype=dtype, seed=11))
+
+
 def _check_problem(pb):
     """Runs one problem of `problems()` and checks it against `_reference`."""
     shape, f, ndim, kind = list(pb["shape"]), pb["f"], len(pb["shape"]), pb["kind"]

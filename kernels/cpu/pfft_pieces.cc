@@ -166,7 +166,8 @@ struct R2RSpec {
 struct Walk {
   size_t f = 0;                       // the transform axis
   std::vector<size_t> extent, ext_out;  // input data (clipped to the output), output
-  std::vector<size_t> others;         // non-transform axes, outermost first
+  std::vector<size_t> others;         // non-transform axes, outermost first, but the
+                                      // batch axis last
   bool has_batch_axis = false;
   size_t bx = 0, nb = 1, kBatch = 16, blocks = 1, outer = 1;
 
@@ -180,6 +181,14 @@ struct Walk {
     }
     for (size_t a = 0; a < r; ++a)
       if (a != f) others.push_back(a);
+    // the batch axis: the innermost other axis that holds more than one line (a
+    // sub-block of a pair call, or a user's block, may hold one along the innermost,
+    // and batches of one line would run every line on its own, without vectors)
+    for (size_t i = others.size(); i-- > 0;)
+      if (ext_out[others[i]] > 1) {
+        std::rotate(others.begin() + i, others.begin() + i + 1, others.end());
+        break;
+      }
     has_batch_axis = !others.empty();
     bx = has_batch_axis ? others.back() : 0;
     nb = has_batch_axis ? ext_out[bx] : 1;
