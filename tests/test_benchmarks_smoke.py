@@ -178,6 +178,26 @@ def test_kernel_passes_tiny(tmp_path):
     assert "**pieces / DUCC (cold)**" in proc.stdout
 
 
+def test_user_layouts_tiny(tmp_path):
+    """`python -m benchmarks.user_layouts` at 16³ on a 2x2 grid of the user's own axis
+    names: a row per layout, axis type and way of calling, each spectrum equal to the
+    one-device `jnp.fft.rfftn` to float32 rounding, the plan path only on Auto axes,
+    and a plot drawn."""
+    proc, rows = _run_benchmark("user_layouts", "--sizes", "16", "--dtypes", "float32",
+                                "--grids", "2x2", "--repeats", "2", "--plot", out=tmp_path)
+    from benchmarks.user_layouts import layouts
+    want = [(t, lay, w) for lay in layouts((2, 2)) for t in ("auto", "explicit")
+            for w in (("pfft.rfftn", "plan") if t == "auto" else ("pfft.rfftn",))]
+    assert [(r["axis_type"], r["layout"], r["way"]) for r in rows] == want
+    for r in rows:
+        assert float(r["rel_err"]) < 1e-6, r
+        for key in ("rfftn", "irfftn", "round_trip", "vs_own"):
+            assert 0 < float(r[key]) < math.inf, (key, r)
+        assert "all-to-all" in r["collectives"], r
+    assert (tmp_path / "user_layouts.png").stat().st_size > 0
+    assert "**rfftn**" in proc.stdout
+
+
 def test_fuse_threshold_tiny(tmp_path):
     """`python -m benchmarks.fuse_threshold` at 16³ on a slab and a pencil: a row per
     transform, what "auto" chooses for a 4 KiB block (one all-to-all), times positive."""
