@@ -22,7 +22,13 @@ real-to-complex stage, on real data).
 The walk is greedy and can get stuck: on uneven sizes it may find every axis split
 with none able to take another mesh axis, and all-gather. Where its chain gathers, a
 cheapest-first search over layouts (which mesh axes split which axis, which axes
-are done) looks for a chain of exchanges only, the fewest, and replaces it.
+are done) looks for a chain of exchanges only, the fewest, and replaces it. The
+search also runs where the input uses every mesh axis, and its chain replaces the
+walk's where it needs fewer exchanges: a real transform whose halved axis is split on
+a pencil (``P(None, 'x', 'y')``) takes two, not the walk's three, by moving that
+split onto the other split axis first (a slab over both mesh axes). With an idle
+mesh axis in the input the search is not asked: its fewer exchanges would come from
+devices repeating each other's work.
 """
 from __future__ import annotations
 
@@ -114,10 +120,11 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
     Every mesh axis that splits the input keeps splitting some array axis; a mesh
     axis the input is replicated over is given an axis it divides evenly (a local
     slice), and stays replicated only where there is none (the work is then
-    repeated along it). The greedy walk plans first; where its chain all-gathers, a
-    search over layouts (:func:`_search`) looks for a chain of exchanges only (the
-    fewest) and takes its place. A mesh axis (or group) is only ever all-gathered
-    where no chain of exchanges reaches an even output.
+    repeated along it). The greedy walk plans first; where its chain all-gathers, or
+    where the input uses every mesh axis, a search over layouts (:func:`_search`)
+    looks for a chain of exchanges only (the fewest) and takes its place if it is
+    better: fewer gathers, or fewer exchanges. A mesh axis (or group) is only ever
+    all-gathered where no chain of exchanges reaches an even output.
 
     Raises
     ------
@@ -144,13 +151,16 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
 def _plan(in_layout: Layout, axes: tuple[int, ...], kind: str, n: int | None,
           even_output: bool, spectral: tuple[tuple[int, int], ...],
           r2r: tuple) -> Chain:
-    """:func:`build_chain` on checked arguments: the greedy walk,
-    or the search's chain where the walk all-gathers."""
+    """:func:`build_chain` on checked arguments: the greedy walk, or the search's
+    chain where the walk all-gathers, or where the input uses every mesh axis and the
+    search needs fewer exchanges."""
     rules = _Rules(axes, kind, n, dict(spectral), dict(r2r), in_layout)
     chain = _greedy(in_layout, rules, even_output)
-    if any(isinstance(st, Gather) for st in chain.stages):
+    if (any(isinstance(st, Gather) for st in chain.stages)
+            or not in_layout.unused_mesh_axes):
         found = _search(in_layout, rules, even_output)
-        if found is not None and _rank(found, rules) < _rank(chain, rules):
+        if found is not None and ((_rank(found, rules), found.exchanges)
+                                  < (_rank(chain, rules), chain.exchanges)):
             chain = found
     return chain
 
