@@ -181,24 +181,37 @@ def markdown(rows) -> str:
 
 
 def plot(rows, path: str, note: str | None = None) -> None:
-    """One bar per row and workload (pfft / one device), grouped by grid and layout."""
+    """pfft / one device for ``rfftn`` (top) and the round trips (bottom): a panel per
+    size, precision and grid, the layouts along x, a bar per way of calling (Auto
+    ``pfft.rfftn``, Auto plan, Explicit ``pfft.rfftn``)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    keys = ["rfftn", "irfftn", "round_trip"]
-    labels = [f"{r['size']}³ {r['dtype']} {r['grid']} {r['axis_type']} {r['layout']}"
-              f"{' (plan)' if r['way'] == 'plan' else ''}" for r in rows]
-    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(rows) + 2), 4.5))
-    width = 0.8 / len(keys)
-    for i, key in enumerate(keys):
-        ax.bar([j + i * width for j in range(len(rows))], [float(r[key]) for r in rows],
-               width, label=key.replace("_", " "))
-    ax.axhline(1.0, color="grey", lw=0.8)
-    ax.set_xticks([j + width for j in range(len(rows))])
-    ax.set_xticklabels(labels, rotation=75, ha="right", fontsize=6)
-    ax.set_ylabel("pfft / one device")
-    ax.legend(fontsize=7)
+    groups = sorted({(r["size"], r["dtype"], r["grid"]) for r in rows},
+                    key=lambda g: (g[0], g[1], len(g[2]), g[2]))
+    ways = [("auto", "pfft.rfftn"), ("auto", "plan"), ("explicit", "pfft.rfftn")]
+    fig, axes = plt.subplots(2, len(groups), figsize=(3.6 * len(groups), 6.5),
+                             sharey="row", squeeze=False)
+    width = 0.8 / len(ways)
+    for col, (n, dtype, grid) in enumerate(groups):
+        mine = [r for r in rows if (r["size"], r["dtype"], r["grid"]) == (n, dtype, grid)]
+        order = list(dict.fromkeys(r["layout"] for r in mine))
+        for row, key in enumerate(("rfftn", "round_trip")):
+            ax = axes[row][col]
+            for i, (kind, way) in enumerate(ways):
+                pts = [(order.index(r["layout"]), float(r[key])) for r in mine
+                       if r["axis_type"] == kind and r["way"] == way]
+                ax.bar([x + i * width for x, _ in pts], [y for _, y in pts], width,
+                       label=f"{kind}, {way}")
+            ax.axhline(1.0, color="grey", lw=0.8)
+            ax.set_xticks([x + width for x in range(len(order))])
+            ax.set_xticklabels(order, rotation=30, ha="right", fontsize=7)
+            ax.set_title(f"{key.replace('_', ' ')}, {n}³ {dtype}, {grid}", fontsize=9)
+        axes[0][col].tick_params(labelbottom=False)
+    axes[0][0].set_ylabel("rfftn: pfft / one device")
+    axes[1][0].set_ylabel("round trips: pfft / one device")
+    axes[0][-1].legend(fontsize=7)
     save_plot(fig, path, note)
     print(f"plot: {path}")
 

@@ -109,6 +109,17 @@ def _suite(path):
         "--weak-base 64 --peers --mpi-ranks (docs/data/suite.csv)."))
 
 
+def _user_layouts(path):
+    from benchmarks import user_layouts
+
+    rows = user_layouts._read_csv(str(DATA / "user_layouts.csv"))
+    user_layouts.plot(rows, str(path), note=(
+        f"{CPU_BOX_THP}, 2026-11-26 (session 18). python -m benchmarks.user_layouts "
+        "--sizes 128 --dtypes float32 float64 --grids 2x4 8 --repeats 7 "
+        "(docs/data/user_layouts.csv): jax.make_mesh with axis names rows/cols (devs), "
+        "the layouts along x ('3:' a batch of 3 fields), pfft over one-device jnp.fft."))
+
+
 def _layouts(path):
     sys.path.insert(0, str(HERE))
     import layout_figures
@@ -120,6 +131,7 @@ def _layouts(path):
 FIGURES_DRAWN = {
     "layouts.png": (_layouts, "pfft's plans (docs/layout_figures.py)"),
     "real_workloads.png": (_real_workloads, "docs/data/real_workloads.csv"),
+    "user_layouts.png": (_user_layouts, "docs/data/user_layouts.csv"),
     "fixed_costs.png": (_fixed_costs, "docs/data/fixed_costs.csv"),
     "switches_pfft_no_swaps.png": (_swaps, "docs/data/switches_pfft_no_swaps.csv"),
     "r2r.png": (_r2r, "docs/data/r2r.csv"),
