@@ -49,6 +49,32 @@ def paired_medians(first, first_arg, second, second_arg, repeats: int,
     return statistics.median(times[0]), statistics.median(times[1])
 
 
+def run_header(title: str, where: str = "8 simulated CPU devices") -> str:
+    """A benchmark's first line: ``pfft <title>``, the date, the machine, its cores,
+    the jax version and ``where`` it ran."""
+    import datetime
+    import platform
+
+    import jax
+    return (f"pfft {title}, {datetime.date.today()}, {platform.node()}, "
+            f"{os.cpu_count()} cores, jax {jax.__version__}, {where}")
+
+
+#: how many ``irfftn(rfftn(x))`` a round-trip benchmark runs in one jitted call
+ROUND_TRIPS = 3
+
+
+def jitted_round_trips(forward, backward, count: int = ROUND_TRIPS):
+    """``jax.jit`` of ``count`` round trips ``x = backward(forward(x))`` in a row."""
+    import jax
+
+    def run(x):
+        for _ in range(count):
+            x = backward(forward(x))
+        return x
+    return jax.jit(run)
+
+
 def parse_grids(names) -> list[tuple[int, ...]]:
     """``["2x2", "8"]`` -> ``[(2, 2), (8,)]``."""
     return [tuple(int(v) for v in name.split("x")) for name in names]

@@ -29,12 +29,11 @@ with copies of their own here, which pfft's FFTs do as they write and read the p
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 from functools import partial
 
-from .common import markdown_table, median_time, save_plot, simulate_cpu_devices, write_results
+from .common import (markdown_table, median_time, run_header, save_plot,
+                     simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -210,8 +209,7 @@ def main(argv=None):
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true")
     args = ap.parse_args(argv)
-    print(f"pfft fixed costs, {datetime.date.today()}, {platform.node()}, "
-          f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
+    print(run_header("fixed costs"))
     ex = exchange_rows(args.devices, args.kib, args.repeats)
     ke = kernel_rows(args.kib, args.repeats)
     pl = plan_rows(args.devices, args.repeats)

@@ -22,12 +22,10 @@ all-to-all (``python -m benchmarks.switches`` measures swaps against shifts).
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 
-from .common import (markdown_table, paired_medians, parse_grids, simulate_cpu_devices,
-                     write_results)
+from .common import (markdown_table, paired_medians, parse_grids, run_header,
+                     simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 os.environ["PFFT_NO_SWAPS"] = "1"      # the shift rule's benchmark: pieces shift, never swap
@@ -93,8 +91,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=40)
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
-    print(f"pfft fuse threshold, {datetime.date.today()}, {platform.node()}, "
-          f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
+    print(run_header("fuse threshold"))
     rows = run(args.sizes, parse_grids(args.grids), args.dtypes, args.repeats)
     table = markdown_table(rows, COLUMNS)
     print(table)

@@ -27,12 +27,9 @@ the median of ``--repeats`` calls is reported beside the hot figures.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import time
 
-from .common import markdown_table, simulate_cpu_devices, write_results
+from .common import (markdown_table, run_header, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(1)
 
@@ -164,9 +161,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.size % 8:
         ap.error("--size must be a multiple of 8 (a 2x4 block cut into 4 pieces)")
-    print(f"pfft kernel passes, {datetime.date.today()}, {platform.node()}, "
-          f"{os.cpu_count()} cores, jax {jax.__version__}, one device, one kernel thread, "
-          f"library {native.unavailable_reason() or 'loaded'}")
+    print(run_header("kernel passes", "one device, one kernel thread, library "
+                     f"{native.unavailable_reason() or 'loaded'}"))
     if args.cold_mib <= 0:
         ap.error("--cold-mib must be positive")
     rows = run(args.size, args.dtypes, args.repeats, args.cold_mib)

@@ -23,14 +23,13 @@ to **the same operation on one device** (``jnp.fft``) measured in the same proce
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 import time
 
-from .common import (markdown_table, median_time, paired_medians, parse_grids,
-                      read_results, save_plot, simulate_cpu_devices, write_results)
+from .common import (ROUND_TRIPS, jitted_round_trips, markdown_table, median_time,
+                     paired_medians, parse_grids, read_results, run_header, save_plot,
+                     simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -44,16 +43,7 @@ from .apps import navier_stokes as ns  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-ROUND_TRIPS = 3
 GRIDS = ["4", "2x2", "1x4", "8", "2x4", "4x2"]
-
-
-def _round_trips(forward, backward):
-    def run(x):
-        for _ in range(ROUND_TRIPS):
-            x = backward(forward(x))
-        return x
-    return jax.jit(run)
 
 
 def _ducc_floor(x: np.ndarray, repeats: int) -> tuple[float, float]:
@@ -98,7 +88,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
     one = jax.device_put(real, jax.devices()[0])
     fwd1 = jax.jit(jnp.fft.rfftn)
     bwd1 = jax.jit(lambda k: jnp.fft.irfftn(k, s=real.shape))
-    trips1 = _round_trips(jnp.fft.rfftn, lambda k: jnp.fft.irfftn(k, s=real.shape))
+    trips1 = jitted_round_trips(jnp.fft.rfftn, lambda k: jnp.fft.irfftn(k, s=real.shape))
     k1 = fwd1(one)
     ref = np.fft.rfftn(real.astype(np.float64))
     floor_r2c, floor_c2r = _ducc_floor(real, repeats)
@@ -122,7 +112,8 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
         for key, (f1, a1, f, a) in dict(
                 rfftn=(fwd1, one, fwd, x), irfftn=(bwd1, k1, bwd, k),
                 padded_rfftn=(fwd1, one, pfwd, x), padded_irfftn=(bwd1, k1, pbwd, kp),
-                round_trip=(trips1, one, _round_trips(plan.forward, plan.backward), x)).items():
+                round_trip=(trips1, one, jitted_round_trips(plan.forward, plan.backward),
+                            x)).items():
             base[key], t = paired_medians(f1, a1, f, a, repeats)
             ratio[key] = t / base[key]
         copy = median_time(jax.jit(lambda a: a * 2), k, repeats=repeats)
@@ -221,9 +212,7 @@ def main(argv=None):
         if args.quick:
             args.sizes, args.dtypes, args.grids = [32], ["float32"], ["2x2"]
             args.step_sizes, args.repeats = [32], 2
-        print(f"pfft real workloads, {datetime.date.today()}, {platform.node()}, "
-              f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices",
-              flush=True)
+        print(run_header("real workloads"), flush=True)
         rows = []
         for n in args.sizes:
             for dtype in args.dtypes:

@@ -16,12 +16,9 @@ For each grid, in the same run (median of repeated runs after a warm-up):
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 
-from .common import (markdown_table, median_time, parse_grids, simulate_cpu_devices,
-                      write_results)
+from .common import (markdown_table, median_time, parse_grids, run_header,
+                     simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -111,8 +108,7 @@ def main(argv=None):
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
     grids = parse_grids(args.grids)
-    print(f"pfft rfftn benchmark, {datetime.date.today()}, {platform.node()}, "
-          f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
+    print(run_header("rfftn benchmark"))
     rows = run(args.size, grids, args.repeats, np.dtype(args.dtype).type)
     table = markdown(rows)
     print(table)

@@ -17,12 +17,11 @@ results are the same bits.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 
-from .common import (markdown_table, paired_medians, parse_grids, read_results,
-                     save_plot, simulate_cpu_devices, write_results)
+from .common import (ROUND_TRIPS, jitted_round_trips, markdown_table, paired_medians,
+                     parse_grids, read_results, run_header, save_plot, simulate_cpu_devices,
+                     write_results)
 
 simulate_cpu_devices(8)
 
@@ -35,7 +34,6 @@ from pfft.hlo import count_collectives  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 SWITCHES = ("PFFT_NO_SWAPS", "PFFT_NO_PASS_PAIRS")
-ROUND_TRIPS = 3
 
 
 def _variant(switch: str, off: bool, real: np.ndarray, mesh):
@@ -49,11 +47,7 @@ def _variant(switch: str, off: bool, real: np.ndarray, mesh):
         x = jax.device_put(real, plan.in_sharding)
         forward, backward = jax.jit(plan.forward), jax.jit(plan.backward)
 
-        def trips(v):
-            for _ in range(ROUND_TRIPS):
-                v = plan.backward(plan.forward(v))
-            return v
-        trips = jax.jit(trips)
+        trips = jitted_round_trips(plan.forward, plan.backward)
         k = forward(x)
         back = backward(k)
         trips(x).block_until_ready()      # every function traced while the switch holds
@@ -149,8 +143,7 @@ def main(argv=None):
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true")
     args = ap.parse_args(argv)
-    print(f"pfft {args.switch} unset / set, {datetime.date.today()}, {platform.node()}, "
-          f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices")
+    print(run_header(f"{args.switch} unset / set"))
     rows = []
     for n in args.sizes:
         for dtype in args.dtypes:

@@ -31,14 +31,13 @@ fields, ``axes=(1, 2, 3)``, as a velocity field is held); of a slab grid ``p`` (
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import re
 import sys
 
-from .common import (markdown_table, paired_medians, parse_grids, read_results, save_plot,
-                     simulate_cpu_devices, write_results)
+from .common import (ROUND_TRIPS, jitted_round_trips, markdown_table, paired_medians,
+                     parse_grids, read_results, run_header, save_plot, simulate_cpu_devices,
+                     write_results)
 
 simulate_cpu_devices(8)
 
@@ -52,7 +51,6 @@ from pfft.hlo import count_collectives  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-ROUND_TRIPS = 3
 BATCH = 3
 
 
@@ -77,21 +75,13 @@ def parse_layout(text: str) -> tuple[int, PartitionSpec]:
     return (int(batch) if batch else 0), PartitionSpec(*entries)
 
 
-def _round_trips(forward, backward):
-    def run(x):
-        for _ in range(ROUND_TRIPS):
-            x = backward(forward(x))
-        return x
-    return jax.jit(run)
-
-
 def _one_device(real: np.ndarray, axes):
     """The one-device calls and their argument: rfftn, irfftn, round trips."""
     shape = tuple(real.shape[a] for a in axes)
     one = jax.device_put(real, jax.devices()[0])
     fwd = jax.jit(lambda a: jnp.fft.rfftn(a, axes=axes))
     bwd = jax.jit(lambda k: jnp.fft.irfftn(k, s=shape, axes=axes))
-    trips = _round_trips(lambda a: jnp.fft.rfftn(a, axes=axes),
+    trips = jitted_round_trips(lambda a: jnp.fft.rfftn(a, axes=axes),
                          lambda k: jnp.fft.irfftn(k, s=shape, axes=axes))
     return one, fwd, bwd, trips, fwd(one)
 
@@ -111,7 +101,7 @@ def _user_calls(real: np.ndarray, axes, sharding, way: str):
 
         def backward(k):
             return pfft.irfftn(k, s=shape, axes=axes)
-    return jax.jit(forward), jax.jit(backward), _round_trips(forward, backward)
+    return jax.jit(forward), jax.jit(backward), jitted_round_trips(forward, backward)
 
 
 def _collectives(fn, arg) -> str:
@@ -237,9 +227,7 @@ def main(argv=None):
     if args.from_csv:
         rows = _read_csv(args.from_csv)
     else:
-        print(f"pfft on the user's layouts, {datetime.date.today()}, {platform.node()}, "
-              f"{os.cpu_count()} cores, jax {jax.__version__}, 8 simulated CPU devices",
-              flush=True)
+        print(run_header("on the user's layouts"), flush=True)
         rows = []
         for n in args.sizes:
             for dtype in args.dtypes:
