@@ -574,9 +574,9 @@ class FftWorker {
   static constexpr size_t kHalf = (kV >= 4 && ducc0::simd_exists<T, int(kV / 2)>) ? kV / 2 : 1;
   // the sets of kV lanes whose point t spans two 64-byte cache lines on the side with
   // the larger element (two rather than one or four: the fastest measured, see
-  // docs/benchmarks.md, session 13), and at least 16 lines a group, as DUCC's own
-  // strided passes take (float64 complex: four sets, 4 lines of a cache line each;
-  // faster on data that comes from memory, session 18)
+  // docs/benchmarks.md, session 13), and at least 16 lines a group (float64 with a
+  // complex side: four sets of 4 lanes, point t spanning four cache lines; faster on
+  // data that comes from memory, as inside a plan: session 18)
   static constexpr size_t kElem =
       (std::is_same_v<Tin, T> && std::is_same_v<Tout, T>) ? sizeof(T) : 2 * sizeof(T);
   static constexpr size_t kSets =
