@@ -14,9 +14,10 @@ on one device (``jnp.fft``; pfft's call and the one-device call alternate):
   layout, so ``pfft.rfftn`` assumes pfft's own input pencil and XLA reshards the
   user's array to it (docs/layouts.md); the plan built for the user's sharding runs
   without that reshard;
-- the collectives the ``rfftn`` compiles to, its time over that of pfft's default
-  layout on pfft's own mesh in the same run ("vs own layout"), and its relative L2
-  error against ``numpy.fft.rfftn`` in float64.
+- the collectives the ``rfftn`` compiles to, its ratio to one device over that of
+  pfft's default layout on pfft's own mesh in the same run ("vs own layout": for a
+  batch, each ratio against its own one-device call), and its relative L2 error
+  against ``numpy.fft.rfftn`` in float64.
 
 The layouts of a grid ``a x b`` (axis names ``rows``, ``cols``): ``rows,cols,-``
 (pfft's input pencil under the user's names), ``cols,rows,-``, ``-,rows,cols``,
@@ -82,7 +83,7 @@ def _one_device(real: np.ndarray, axes):
     fwd = jax.jit(lambda a: jnp.fft.rfftn(a, axes=axes))
     bwd = jax.jit(lambda k: jnp.fft.irfftn(k, s=shape, axes=axes))
     trips = jitted_round_trips(lambda a: jnp.fft.rfftn(a, axes=axes),
-                         lambda k: jnp.fft.irfftn(k, s=shape, axes=axes))
+                               lambda k: jnp.fft.irfftn(k, s=shape, axes=axes))
     return one, fwd, bwd, trips, fwd(one)
 
 
@@ -149,7 +150,7 @@ def measure(n: int, dtype, grid: tuple[int, ...], axis_types, repeats: int,
                            layout=layout, way=way, collectives=_collectives(fwd, x),
                            out_spec=str(tuple(k.sharding.spec)), rfftn=t / t1,
                            irfftn=b / b1, round_trip=r / r1,
-                           # per field, against the default layout's ratio
+                           # the ratio over the default layout's ratio
                            vs_own=(t / t1) / (own_t / own_1dev), rel_err=err)
                 rows.append(row)
                 progress("  " + ", ".join(f"{c} {row[c]:.2f}" for c in
