@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from .common import (markdown_table, run_header, simulate_cpu_devices, write_results)
+from .common import markdown_table, run_header, simulate_cpu_devices, write_results
 
 simulate_cpu_devices(1)
 
@@ -161,10 +161,10 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.size % 8:
         ap.error("--size must be a multiple of 8 (a 2x4 block cut into 4 pieces)")
-    print(run_header("kernel passes", "one device, one kernel thread, library "
-                     f"{native.unavailable_reason() or 'loaded'}"))
     if args.cold_mib <= 0:
         ap.error("--cold-mib must be positive")
+    print(run_header("kernel passes", "one device, one kernel thread, library "
+                     f"{native.unavailable_reason() or 'loaded'}"))
     rows = run(args.size, args.dtypes, args.repeats, args.cold_mib)
     table = markdown_table(rows, COLUMNS)
     print(table)

@@ -106,15 +106,18 @@ def test_pieces_kernel_runs_many_neighbouring_lines_at_once(kind, dtype, cut_out
                         scale=0.25, dtype=dtype, seed=7))
 
 
-# The innermost other axis holds one line: the kernel batches lines along the next
-# axis out (75 lines, every lane group), also where the output is cut along it
+# The innermost other axis holds one line (as in a pair call's sub-block): the kernel
+# batches lines along the next axis out, here 75 lines that are not neighbours in
+# memory (every lane group runs), also where the output is cut along that axis
 @pytest.mark.parametrize("kind", ["c2c", "r2c", "c2r", "copy"])
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("cut_out", [None, 1])
-def test_pieces_kernel_batches_lines_past_a_length_one_axis(kind, dtype, cut_out):
-    """Lines along axis 0 of a (10, 75, 1) block: batches run along axis 1, whose 75
-    lines are not neighbours in memory, and match numpy."""
-    _check_problem(dict(shape=(10, 75, 1), f=0, cut_in=0, cut_out=cut_out, p_in=3,
+@pytest.mark.parametrize("shape, cut_out", [((75, 10, 1), None), ((75, 10, 1), 0),
+                                            ((75, 1, 10, 1), 0)])
+def test_pieces_kernel_batches_lines_past_a_length_one_axis(kind, dtype, shape, cut_out):
+    """Lines along axis -2 of a block whose last axis holds one point: batches run
+    along axis 0 (lines 10 elements apart) and match numpy."""
+    f = len(shape) - 2
+    _check_problem(dict(shape=shape, f=f, cut_in=f, cut_out=cut_out, p_in=3,
                         p_out=1 if cut_out is None else 2, kind=kind,
                         weighted=kind in ("r2c", "c2r"), sign_in=-1, sign_out=1, me_in=1,
                         me_out=0 if cut_out is None else 1, inverse=kind == "c2r",
