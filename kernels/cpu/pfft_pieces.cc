@@ -368,15 +368,18 @@ class LaneGroup {
   // data; returns the first line not done.
   size_t Run(size_t b, const Batch &bt) {
     for (; b + kLines <= bt.nv; b += kLines) {
-      Gather(b, bt);
+      // where the lines are neighbours, the next group's rows lie kLines elements on:
+      // fetch them while this group is read, transformed and written
+      const bool next = b + 2 * kLines <= bt.nv;
+      Gather(b, bt, next && bt.in_contig ? kLines : 0);
       if constexpr (kCout) {
         const VC *res[K];
         for (size_t k = 0; k < K; ++k) res[k] = ToComplex(k);
-        ScatterComplex(res, b, bt);
+        ScatterComplex(res, b, bt, next && bt.out_contig ? kLines : 0);
       } else {
         const V *res[K];
         for (size_t k = 0; k < K; ++k) res[k] = ToReal(k);
-        ScatterReal(res, b, bt);
+        ScatterReal(res, b, bt, next && bt.out_contig ? kLines : 0);
       }
     }
     return b;
@@ -460,10 +463,12 @@ class LaneGroup {
   // start, plus point t's offset).
   template <typename E, typename Visit>
   static void ForLanes(const Side &s, const AxisMap &m, const size_t *piece,
-                       const ptrdiff_t *base, bool contig, size_t points, Visit visit) {
+                       const ptrdiff_t *base, bool contig, size_t points, size_t ahead,
+                       Visit visit) {
     if (contig) {  // the lines are neighbours in one piece: point t of all at once
       for (size_t t = 0; t < points; ++t) {
         E *src = Row<E>(s, m, piece, base, t);
+        if (ahead) Prefetch(src + ahead);
         for (size_t j = 0; j < kLines; ++j) visit(t, j, src[j]);
       }
     } else if (m.split) {
@@ -487,6 +492,17 @@ class LaneGroup {
     }
   }
 
+  // Starts fetching point t of kLines neighbouring lines at `p` into cache, for reading
+  // (const E) or writing. Inside a plan a pass's input and output exceed the last-level
+  // cache, and a strided row a page or more from the last is past what the hardware
+  // prefetchers follow.
+  template <typename E>
+  static void Prefetch(E *p) {
+    constexpr int kWrite = std::is_const_v<E> ? 0 : 1;
+    const char *c = reinterpret_cast<const char *>(p);
+    for (size_t o = 0; o < kLines * sizeof(E); o += 64) __builtin_prefetch(c + o, kWrite, 3);
+  }
+
   // Point t of neighbouring lines: where the first of them holds it.
   template <typename E>
   static E *Row(const Side &s, const AxisMap &m, const size_t *piece, const ptrdiff_t *base,
@@ -495,11 +511,12 @@ class LaneGroup {
            m.offset[t];
   }
 
-  void Gather(size_t b, const Batch &bt) {
+  void Gather(size_t b, const Batch &bt, size_t ahead) {
     if constexpr (!kCin && L > 1) {
       if (bt.in_contig) {  // real neighbours: whole vectors
         for (size_t t = 0; t < p_.n_in; ++t) {
           const T *src = Row<const T>(*p_.in, *p_.in_f, bt.in_piece + b, bt.in_base + b, t);
+          if (ahead) Prefetch(src + ahead);
           for (size_t k = 0; k < K; ++k) rbuf_[k * p_.n + t] = ducc0::loadu<V>(src + k * L);
         }
         return;
@@ -507,7 +524,7 @@ class LaneGroup {
     }
     const size_t n_in = p_.n_in, n = p_.n;
     ForLanes<const Tin>(*p_.in, *p_.in_f, bt.in_piece + b, bt.in_base + b, bt.in_contig,
-                        n_in, [this, n_in, n](size_t t, size_t j, const Tin &x) {
+                        n_in, ahead, [this, n_in, n](size_t t, size_t j, const Tin &x) {
                           const size_t k = j / L, lane = j % L;
                           if constexpr (kCin) {
                             VC &y = cin_[k * n_in + t];
@@ -519,24 +536,25 @@ class LaneGroup {
                         });
   }
 
-  void ScatterComplex(const VC *const *res, size_t b, const Batch &bt) {
+  void ScatterComplex(const VC *const *res, size_t b, const Batch &bt, size_t ahead) {
     if constexpr (kCout) {
       const size_t n_out = p_.n_out;
       ForLanes<Tout>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, bt.out_contig,
-                     p_.n_tot, [res, n_out](size_t t, size_t j, Tout &y) {
+                     p_.n_tot, ahead, [res, n_out](size_t t, size_t j, Tout &y) {
                        const VC *r = res[j / L];
                        y = t < n_out ? Tout(GetLane(r[t].r, j % L), GetLane(r[t].i, j % L))
                                      : Tout(0);
                      });
     }
   }
-  void ScatterReal(const V *const *res, size_t b, const Batch &bt) {
+  void ScatterReal(const V *const *res, size_t b, const Batch &bt, size_t ahead) {
     if constexpr (!kCout) {
       const size_t n_out = p_.n_out;
       if constexpr (L > 1) {
         if (bt.out_contig) {  // real neighbours: whole vectors
           for (size_t t = 0; t < p_.n_tot; ++t) {
             T *dst = Row<T>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, t);
+            if (ahead) Prefetch(dst + ahead);
             for (size_t k = 0; k < K; ++k)
               ducc0::storeu(t < n_out ? res[k][t] : V(T(0)), dst + k * L);
           }
@@ -544,7 +562,7 @@ class LaneGroup {
         }
       }
       ForLanes<Tout>(*p_.out, *p_.out_f, bt.out_piece + b, bt.out_base + b, bt.out_contig,
-                     p_.n_tot, [res, n_out](size_t t, size_t j, Tout &y) {
+                     p_.n_tot, ahead, [res, n_out](size_t t, size_t j, Tout &y) {
                        y = t < n_out ? Tout(GetLane(res[j / L][t], j % L)) : Tout(0);
                      });
     }
