@@ -5,6 +5,7 @@ import csv
 import math
 import os
 import statistics
+import sys
 import time
 
 
@@ -13,6 +14,58 @@ def simulate_cpu_devices(n: int) -> None:
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_force_host_platform_device_count" not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
+
+
+#: glibc malloc's setting for the ratio benchmarks (``--malloc one-arena``): every
+#: thread allocates from the one main arena. Under glibc's default, XLA's threads take
+#: their blocks from per-thread arenas, whose extra heaps are unmapped when freed; a
+#: one-device 128³ float64 ``rfftn`` then maps its 17 MiB output anew on most calls
+#: (4,160 page faults, 5.5 ms a call without them, 10-12 ms with them, varying from
+#: process to process: docs/benchmarks.md, session 19), which made the baseline slow at
+#: random. With one arena a freed block up to glibc's 32 MiB mapping threshold is
+#: reused; larger ones are mapped anew on every call either way.
+ONE_ARENA = "glibc.malloc.arena_max=1"
+MALLOC_CHOICES = ("one-arena", "default")
+
+
+def add_malloc_argument(ap) -> None:
+    """The ``--malloc`` option of a benchmark that times ratios to one device."""
+    ap.add_argument("--malloc", choices=MALLOC_CHOICES, default="one-arena",
+                    help="glibc malloc setting: one-arena (default; freed blocks up to 32 "
+                         "MiB are reused, so neither side pays page faults for them) or "
+                         "the process's default (per-thread arenas)")
+
+
+def apply_malloc(choice: str, module: str, argv) -> str:
+    """Run under glibc malloc setting ``choice``; returns the setting, for the header.
+
+    ``"one-arena"`` needs ``GLIBC_TUNABLES`` (:data:`ONE_ARENA`), which glibc reads at
+    start-up: unless it is already set, the benchmark starts again in this process's
+    place (``python -m module`` with ``argv``). Not glibc (or not Linux): nothing to do.
+    """
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if choice == "default":
+        return f"malloc default{' (' + tunables + ')' if tunables else ''}"
+    if ONE_ARENA in tunables.split(":") or not sys.platform.startswith("linux"):
+        return f"malloc {ONE_ARENA}" if ONE_ARENA in tunables else "malloc default"
+    env = dict(os.environ, GLIBC_TUNABLES=":".join(filter(None, [tunables, ONE_ARENA])))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", module, *argv], env)
+    raise RuntimeError("os.execve returned")  # pragma: no cover
+
+
+def faults_per_call(fn, arg, calls: int = 5) -> float:
+    """Median minor page faults of the whole process during one ``fn(arg)`` (after a
+    warm-up call): what a call pays for blocks mapped anew."""
+    import resource
+    fn(arg).block_until_ready()
+    counts = []
+    for _ in range(calls):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        fn(arg).block_until_ready()
+        counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    return statistics.median(counts)
 
 
 def median_time(fn, *args, repeats: int = 7, warmup: int = 1) -> float:
@@ -128,11 +181,12 @@ def save_plot(fig, path: str, note: str | None) -> None:
 
 def markdown_table(rows, columns) -> str:
     """A Markdown table of ``rows`` (dicts): ``columns`` are ``(key, header, format)``;
-    a NaN shows as "–" (not measured)."""
+    a NaN, or a column a row lacks, shows as "–" (not measured)."""
     lines = ["| " + " | ".join(h for _, h, _ in columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        cells = ["–" if isinstance(r[k], float) and math.isnan(r[k]) else f.format(r[k])
-                 for k, _, f in columns]
+        values = [r.get(k, math.nan) for k, _, _ in columns]  # older runs lack new columns
+        cells = ["–" if isinstance(v, float) and math.isnan(v) else f.format(v)
+                 for v, (_, _, f) in zip(values, columns)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

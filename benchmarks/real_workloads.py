@@ -27,9 +27,10 @@ import os
 import sys
 import time
 
-from .common import (ROUND_TRIPS, jitted_round_trips, markdown_table, median_time,
-                     paired_medians, parse_grids, read_results, run_header, save_plot,
-                     simulate_cpu_devices, write_results)
+from .common import (ROUND_TRIPS, add_malloc_argument, apply_malloc, faults_per_call,
+                     jitted_round_trips, markdown_table, median_time, paired_medians,
+                     parse_grids, read_results, run_header, save_plot, simulate_cpu_devices,
+                     write_results)
 
 simulate_cpu_devices(8)
 
@@ -116,6 +117,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
                             x)).items():
             base[key], t = paired_medians(f1, a1, f, a, repeats)
             ratio[key] = t / base[key]
+        faults = (faults_per_call(fwd1, one), faults_per_call(fwd, x))
         copy = median_time(jax.jit(lambda a: a * 2), k, repeats=repeats)
         exchanges = plan.chain.exchanges
         row = dict(size=n, dtype=name, grid=label, exchanges=exchanges, rel_err=err,
@@ -123,7 +125,8 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
                    **ratio,
                    floor_rfftn=(floor_r2c + exchanges * copy) / base["rfftn"],
                    floor_irfftn=(floor_c2r + exchanges * copy) / base["irfftn"],
-                   step=float("nan"), one_step_ms=1e3 * one_step)
+                   step=float("nan"), one_step_ms=1e3 * one_step,
+                   one_rfftn_faults=faults[0], rfftn_faults=faults[1])
         if with_step:
             dist = _Step(ns.pfft_transforms(n, mesh, dtype), n, dtype)
             t_step = median_time(dist.step, dist.state, repeats=max(3, repeats // 2))
@@ -145,6 +148,8 @@ COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}
            ("padded_irfftn", "padded irfftn", "{:.2f}"),
            ("round_trip", f"**{ROUND_TRIPS} round trips**", "{:.2f}"),
            ("one_step_ms", "1-dev RK4 step ms", "{:.0f}"), ("step", "**RK4 step**", "{:.2f}"),
+           ("one_rfftn_faults", "1-dev rfftn faults", "{:.0f}"),
+           ("rfftn_faults", "rfftn faults", "{:.0f}"),
            ("rel_err", "rel. error", "{:.1e}")]
 
 
@@ -205,14 +210,17 @@ def main(argv=None):
     ap.add_argument("--plot", action="store_true")
     ap.add_argument("--out", default="results")
     ap.add_argument("--from-csv", help="re-render the table (and plot) of a finished run")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
     if args.from_csv:
         rows = _read_csv(args.from_csv)
     else:
+        malloc = apply_malloc(args.malloc, "benchmarks.real_workloads",
+                              sys.argv[1:] if argv is None else argv)
         if args.quick:
             args.sizes, args.dtypes, args.grids = [32], ["float32"], ["2x2"]
             args.step_sizes, args.repeats = [32], 2
-        print(run_header("real workloads"), flush=True)
+        print(run_header("real workloads", f"8 simulated CPU devices, {malloc}"), flush=True)
         rows = []
         for n in args.sizes:
             for dtype in args.dtypes:

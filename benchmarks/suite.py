@@ -28,7 +28,8 @@ import subprocess
 import sys
 import time
 
-from .common import median_time, simulate_cpu_devices, stamp, weak_shape
+from .common import (add_malloc_argument, apply_malloc, median_time, simulate_cpu_devices,
+                     stamp, weak_shape)
 
 simulate_cpu_devices(8)
 
@@ -710,6 +711,7 @@ def build_parser():
     ap.add_argument("--out", default="results")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--from-csv", default=None, help="re-render tables and plots from a suite.csv")
+    add_malloc_argument(ap)
     return ap
 
 
@@ -762,6 +764,7 @@ def main(argv=None) -> list[dict]:
         for p in plots(rows, args.out):
             print(f"wrote {p}")
         return rows
+    malloc = apply_malloc(args.malloc, "benchmarks", sys.argv[1:] if argv is None else argv)
     if args.quick:
         args.sizes, args.dtypes, args.repeats, args.weak_base = [32], ["complex64"], 2, 16
         if args.grids == ["all"]:
@@ -774,7 +777,7 @@ def main(argv=None) -> list[dict]:
     header = (f"pfft {pfft.__version__}, jax {jax.__version__}, numpy {np.__version__}, "
               f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, "
               f"{len(jax.devices())} simulated CPU devices, {datetime.date.today()}, "
-              f"load average {load0[0]:.1f}")
+              f"load average {load0[0]:.1f}, {malloc}")
     print(header, file=sys.stderr, flush=True)
     total = (len(args.sizes) * len(args.dtypes) * len(grids) * len(args.kinds)
              + (len(counts) if args.weak_base else 0)

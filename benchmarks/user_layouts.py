@@ -36,9 +36,9 @@ import os
 import re
 import sys
 
-from .common import (ROUND_TRIPS, jitted_round_trips, markdown_table, paired_medians,
-                     parse_grids, read_results, run_header, save_plot, simulate_cpu_devices,
-                     write_results)
+from .common import (ROUND_TRIPS, add_malloc_argument, apply_malloc, jitted_round_trips,
+                     markdown_table, paired_medians, parse_grids, read_results, run_header,
+                     save_plot, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -226,11 +226,15 @@ def main(argv=None):
     ap.add_argument("--plot", action="store_true")
     ap.add_argument("--out", default="results")
     ap.add_argument("--from-csv", help="re-render the table (and plot) of a finished run")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
     if args.from_csv:
         rows = _read_csv(args.from_csv)
     else:
-        print(run_header("on the user's layouts"), flush=True)
+        malloc = apply_malloc(args.malloc, "benchmarks.user_layouts",
+                              sys.argv[1:] if argv is None else argv)
+        print(run_header("on the user's layouts", f"8 simulated CPU devices, {malloc}"),
+              flush=True)
         rows = []
         for n in args.sizes:
             for dtype in args.dtypes:

@@ -134,6 +134,8 @@ def test_real_workloads_quick(tmp_path):
                           env=_env_without_simulated_devices(), capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    if sys.platform.startswith("linux"):  # started again under one malloc arena
+        assert proc.stdout.splitlines()[0].endswith("malloc glibc.malloc.arena_max=1")
     with open(tmp_path / "real_workloads.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["size"], r["dtype"], r["grid"]) for r in rows] == [("32", "float32", "2x2")]
@@ -141,6 +143,8 @@ def test_real_workloads_quick(tmp_path):
     assert int(row["exchanges"]) == 2 and float(row["rel_err"]) < 1e-6
     for key in ("rfftn", "irfftn", "padded_rfftn", "padded_irfftn", "round_trip", "step"):
         assert 0 < float(row[key]) and math.isfinite(float(row[key])), key
+    for key in ("one_rfftn_faults", "rfftn_faults"):
+        assert float(row[key]) >= 0 and float(row[key]).is_integer(), key
     assert (tmp_path / "real_workloads.png").stat().st_size > 1000
     again = subprocess.run([sys.executable, "-m", "benchmarks.real_workloads", "--from-csv",
                             str(tmp_path / "real_workloads.csv"), "--out", str(tmp_path)],
@@ -359,3 +363,43 @@ def test_page_faults_tiny(tmp_path):
         for key in ("one_faults", "pfft_faults"):
             assert int(r[key]) >= 0, (key, r)
     assert "**pfft / 1 dev**" in proc.stdout
+
+
+def test_malloc_setting_without_restart(monkeypatch):
+    """`--malloc default` keeps the process as it is, and so does `one-arena` where
+    GLIBC_TUNABLES already holds the setting: no restart (os.execve would replace
+    pytest), and the header names the setting."""
+    from benchmarks import common
+
+    def no_exec(*args):
+        raise AssertionError(f"restarted: {args}")
+
+    monkeypatch.setattr(common.os, "execve", no_exec)
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")
+    assert common.apply_malloc("default", "benchmarks.x", []) == (
+        "malloc default (glibc.malloc.tcache_count=0)")
+    monkeypatch.setenv("GLIBC_TUNABLES", f"glibc.malloc.tcache_count=0:{common.ONE_ARENA}")
+    label = common.apply_malloc("one-arena", "benchmarks.x", [])
+    assert label == (f"malloc {common.ONE_ARENA}" if sys.platform.startswith("linux")
+                     else "malloc default")
+
+
+def test_malloc_one_arena_restarts(monkeypatch):
+    """`--malloc one-arena` without the setting starts the benchmark again (same module
+    and arguments) with it appended to GLIBC_TUNABLES."""
+    from benchmarks import common
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc tunables are Linux only")
+    calls = []
+
+    def fake_exec(path, argv, env):
+        calls.append((path, argv, env["GLIBC_TUNABLES"]))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(common.os, "execve", fake_exec)
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")
+    with pytest.raises(SystemExit):
+        common.apply_malloc("one-arena", "benchmarks.real_workloads", ["--quick"])
+    assert calls == [(sys.executable, [sys.executable, "-m", "benchmarks.real_workloads",
+                                       "--quick"],
+                      f"glibc.malloc.tcache_count=0:{common.ONE_ARENA}")]
