@@ -14,10 +14,15 @@ to **the same operation on one device** (``jnp.fft``) measured in the same proce
   (``ducc0.fft``, the library both engines wrap; absent without ``ducc0``) plus one
   copy pass of the spectrum over the grid per exchange of the plan, as a ratio to
   one-device ``jnp.fft.rfftn`` (``irfftn``): what a distributed transform cannot beat
-  on this machine.
+  on this machine;
+- the **page faults** a call takes on each side (``rfftn`` and the round trips): blocks
+  mapped anew on every call. The run starts under one glibc malloc arena
+  (``--malloc one-arena``, :func:`benchmarks.common.apply_malloc`), where blocks up to
+  32 MiB are reused; larger ones (a one-device 256³ spectrum) fault on every call.
 
     python -m benchmarks.real_workloads [--sizes 64 128 256] [--dtypes float32 float64]
         [--grids 4 2x2 1x4 8 2x4 4x2] [--step-sizes 64 128] [--repeats 5] [--plot]
+        [--malloc one-arena|default]
     python -m benchmarks.real_workloads --from-csv results/real_workloads.csv --plot
 """
 from __future__ import annotations
@@ -110,14 +115,16 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
         k, kp = fwd(x), pfwd(x)
         err = float(np.linalg.norm(np.asarray(k) - ref) / np.linalg.norm(ref))
         ratio, base = {}, {}
+        trips = jitted_round_trips(plan.forward, plan.backward)
         for key, (f1, a1, f, a) in dict(
                 rfftn=(fwd1, one, fwd, x), irfftn=(bwd1, k1, bwd, k),
                 padded_rfftn=(fwd1, one, pfwd, x), padded_irfftn=(bwd1, k1, pbwd, kp),
-                round_trip=(trips1, one, jitted_round_trips(plan.forward, plan.backward),
-                            x)).items():
+                round_trip=(trips1, one, trips, x)).items():
             base[key], t = paired_medians(f1, a1, f, a, repeats)
             ratio[key] = t / base[key]
-        faults = (faults_per_call(fwd1, one), faults_per_call(fwd, x))
+        # page faults a call (blocks mapped anew), each side
+        faults = [faults_per_call(f, a) for f, a in ((fwd1, one), (fwd, x), (trips1, one),
+                                                       (trips, x))]
         copy = median_time(jax.jit(lambda a: a * 2), k, repeats=repeats)
         exchanges = plan.chain.exchanges
         row = dict(size=n, dtype=name, grid=label, exchanges=exchanges, rel_err=err,
@@ -126,7 +133,8 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
                    floor_rfftn=(floor_r2c + exchanges * copy) / base["rfftn"],
                    floor_irfftn=(floor_c2r + exchanges * copy) / base["irfftn"],
                    step=float("nan"), one_step_ms=1e3 * one_step,
-                   one_rfftn_faults=faults[0], rfftn_faults=faults[1])
+                   one_rfftn_faults=faults[0], rfftn_faults=faults[1],
+                   one_trip_faults=faults[2], trip_faults=faults[3])
         if with_step:
             dist = _Step(ns.pfft_transforms(n, mesh, dtype), n, dtype)
             t_step = median_time(dist.step, dist.state, repeats=max(3, repeats // 2))
@@ -150,6 +158,8 @@ COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}
            ("one_step_ms", "1-dev RK4 step ms", "{:.0f}"), ("step", "**RK4 step**", "{:.2f}"),
            ("one_rfftn_faults", "1-dev rfftn faults", "{:.0f}"),
            ("rfftn_faults", "rfftn faults", "{:.0f}"),
+           ("one_trip_faults", "1-dev round-trip faults", "{:.0f}"),
+           ("trip_faults", "round-trip faults", "{:.0f}"),
            ("rel_err", "rel. error", "{:.1e}")]
 
 

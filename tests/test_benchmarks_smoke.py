@@ -143,7 +143,7 @@ def test_real_workloads_quick(tmp_path):
     assert int(row["exchanges"]) == 2 and float(row["rel_err"]) < 1e-6
     for key in ("rfftn", "irfftn", "padded_rfftn", "padded_irfftn", "round_trip", "step"):
         assert 0 < float(row[key]) and math.isfinite(float(row[key])), key
-    for key in ("one_rfftn_faults", "rfftn_faults"):
+    for key in ("one_rfftn_faults", "rfftn_faults", "one_trip_faults", "trip_faults"):
         assert float(row[key]) >= 0 and float(row[key]).is_integer(), key
     assert (tmp_path / "real_workloads.png").stat().st_size > 1000
     again = subprocess.run([sys.executable, "-m", "benchmarks.real_workloads", "--from-csv",
