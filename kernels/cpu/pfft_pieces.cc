@@ -368,18 +368,18 @@ class LaneGroup {
   // data; returns the first line not done.
   size_t Run(size_t b, const Batch &bt) {
     for (; b + kLines <= bt.nv; b += kLines) {
-      // where the lines are neighbours, the next group's rows lie kLines elements on:
-      // fetch them while this group is read, transformed and written
-      const bool next = b + 2 * kLines <= bt.nv;
-      Gather(b, bt, next && bt.in_contig ? kLines : 0);
+      // fetch the next group's lines (kLines on in the batch) while this group is
+      // read, transformed and written (ForLanes)
+      const size_t ahead = b + 2 * kLines <= bt.nv ? kLines : 0;
+      Gather(b, bt, ahead);
       if constexpr (kCout) {
         const VC *res[K];
         for (size_t k = 0; k < K; ++k) res[k] = ToComplex(k);
-        ScatterComplex(res, b, bt, next && bt.out_contig ? kLines : 0);
+        ScatterComplex(res, b, bt, ahead);
       } else {
         const V *res[K];
         for (size_t k = 0; k < K; ++k) res[k] = ToReal(k);
-        ScatterReal(res, b, bt, next && bt.out_contig ? kLines : 0);
+        ScatterReal(res, b, bt, ahead);
       }
     }
     return b;
@@ -481,8 +481,16 @@ class LaneGroup {
       for (size_t j = 0; j < kLines; ++j)
         lane[j] = reinterpret_cast<E *>(s.ptrs[piece[j]]) + base[j];
       if (m.unit) {
-        for (size_t t = 0; t < points; ++t)
+        E *next[kLines] = {};  // the next group's lines, fetched a cache line at a time
+        if (ahead)
+          for (size_t j = 0; j < kLines; ++j)
+            next[j] = reinterpret_cast<E *>(s.ptrs[piece[ahead + j]]) + base[ahead + j];
+        constexpr size_t kPerLine = std::max<size_t>(1, 64 / sizeof(E));
+        for (size_t t = 0; t < points; ++t) {
+          if (ahead && t % kPerLine == 0)
+            for (size_t j = 0; j < kLines; ++j) Prefetch1(next[j] + t);
           for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][t]);
+        }
       } else {
         for (size_t t = 0; t < points; ++t) {
           const ptrdiff_t off = m.offset[t];
@@ -498,9 +506,13 @@ class LaneGroup {
   // prefetchers follow.
   template <typename E>
   static void Prefetch(E *p) {
-    constexpr int kWrite = std::is_const_v<E> ? 0 : 1;
     const char *c = reinterpret_cast<const char *>(p);
-    for (size_t o = 0; o < kLines * sizeof(E); o += 64) __builtin_prefetch(c + o, kWrite, 3);
+    for (size_t o = 0; o < kLines * sizeof(E); o += 64) Prefetch1(c + o);
+  }
+  // One cache line at `p`, for reading (const E) or writing.
+  template <typename E>
+  static void Prefetch1(E *p) {
+    __builtin_prefetch(p, std::is_const_v<E> ? 0 : 1, 3);
   }
 
   // Point t of neighbouring lines: where the first of them holds it.
