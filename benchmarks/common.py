@@ -16,39 +16,47 @@ def simulate_cpu_devices(n: int) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
 
 
-#: glibc malloc's setting for the ratio benchmarks (``--malloc one-arena``): every
-#: thread allocates from the one main arena. Under glibc's default, XLA's threads take
-#: their blocks from per-thread arenas, whose extra heaps are unmapped when freed; a
-#: one-device 128³ float64 ``rfftn`` then maps its 17 MiB output anew on most calls
-#: (4,160 page faults, 5.5 ms a call without them, 10-12 ms with them, varying from
-#: process to process: docs/benchmarks.md, session 19), which made the baseline slow at
-#: random. With one arena a freed block up to glibc's 32 MiB mapping threshold is
-#: reused; larger ones are mapped anew on every call either way.
-ONE_ARENA = "glibc.malloc.arena_max=1"
-MALLOC_CHOICES = ("one-arena", "default")
+#: glibc malloc's setting for the ratio benchmarks (``--malloc steady``): one arena for
+#: every thread, and blocks up to 1 GiB kept in its heap (no mapping threshold below
+#: that, no trimming below 4 GiB). Under glibc's default each XLA thread allocates from
+#: an arena of its own whose extra heaps are unmapped when freed, and blocks over 32
+#: MiB are mapped anew on every call: one device's 128³ float64 ``rfftn`` then faults in
+#: its 17 MiB output on most calls (4,160 faults; 10-12 ms a call against 5.5 ms
+#: without them) and its 256³ one on every call (33,025 faults; about 105 against 55
+#: ms), while pfft's smaller blocks often fault less, which flattered pfft at random
+#: (docs/benchmarks.md, session 19). Under this setting neither side maps blocks anew
+#: once warm; ``real_workloads`` reports the faults per call of both sides.
+STEADY_MALLOC = ("glibc.malloc.arena_max=1", "glibc.malloc.mmap_threshold=1073741824",
+                 "glibc.malloc.trim_threshold=4294967296")
+MALLOC_CHOICES = ("steady", "default")
 
 
 def add_malloc_argument(ap) -> None:
     """The ``--malloc`` option of a benchmark that times ratios to one device."""
-    ap.add_argument("--malloc", choices=MALLOC_CHOICES, default="one-arena",
-                    help="glibc malloc setting: one-arena (default; freed blocks up to 32 "
-                         "MiB are reused, so neither side pays page faults for them) or "
-                         "the process's default (per-thread arenas)")
+    ap.add_argument("--malloc", choices=MALLOC_CHOICES, default="steady",
+                    help="glibc malloc setting: steady (default; one arena, blocks up to 1 "
+                         "GiB reused, so neither side faults pages in once warm) or the "
+                         "process's default")
 
 
 def apply_malloc(choice: str, module: str, argv) -> str:
     """Run under glibc malloc setting ``choice``; returns the setting, for the header.
 
-    ``"one-arena"`` needs ``GLIBC_TUNABLES`` (:data:`ONE_ARENA`), which glibc reads at
+    ``"steady"`` needs ``GLIBC_TUNABLES`` (:data:`STEADY_MALLOC`), which glibc reads at
     start-up: unless it is already set, the benchmark starts again in this process's
     place (``python -m module`` with ``argv``). Not glibc (or not Linux): nothing to do.
     """
     tunables = os.environ.get("GLIBC_TUNABLES", "")
+    have = [t for t in tunables.split(":") if t]
     if choice == "default":
         return f"malloc default{' (' + tunables + ')' if tunables else ''}"
-    if ONE_ARENA in tunables.split(":") or not sys.platform.startswith("linux"):
-        return f"malloc {ONE_ARENA}" if ONE_ARENA in tunables else "malloc default"
-    env = dict(os.environ, GLIBC_TUNABLES=":".join(filter(None, [tunables, ONE_ARENA])))
+    if not sys.platform.startswith("linux"):
+        return "malloc default (no glibc tunables here)"
+    if all(t in have for t in STEADY_MALLOC):
+        return "malloc steady (" + ":".join(STEADY_MALLOC) + ")"
+    ours = {t.split("=")[0] for t in STEADY_MALLOC}
+    keep = [t for t in have if t.split("=")[0] not in ours]
+    env = dict(os.environ, GLIBC_TUNABLES=":".join(keep + list(STEADY_MALLOC)))
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, "-m", module, *argv], env)

@@ -16,13 +16,13 @@ to **the same operation on one device** (``jnp.fft``) measured in the same proce
   one-device ``jnp.fft.rfftn`` (``irfftn``): what a distributed transform cannot beat
   on this machine;
 - the **page faults** a call takes on each side (``rfftn`` and the round trips): blocks
-  mapped anew on every call. The run starts under one glibc malloc arena
-  (``--malloc one-arena``, :func:`benchmarks.common.apply_malloc`), where blocks up to
-  32 MiB are reused; larger ones (a one-device 256³ spectrum) fault on every call.
+  mapped anew on every call. The run starts under a steady glibc malloc setting
+  (``--malloc steady``, :data:`benchmarks.common.STEADY_MALLOC`), where neither side
+  maps blocks anew once warm; ``--malloc default`` measures the process as it comes.
 
     python -m benchmarks.real_workloads [--sizes 64 128 256] [--dtypes float32 float64]
         [--grids 4 2x2 1x4 8 2x4 4x2] [--step-sizes 64 128] [--repeats 5] [--plot]
-        [--malloc one-arena|default]
+        [--malloc steady|default]
     python -m benchmarks.real_workloads --from-csv results/real_workloads.csv --plot
 """
 from __future__ import annotations

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from benchmarks.common import STEADY_MALLOC
 from pfft.transports import swap as swap_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -135,7 +136,8 @@ def test_real_workloads_quick(tmp_path):
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     if sys.platform.startswith("linux"):  # started again under one malloc arena
-        assert proc.stdout.splitlines()[0].endswith("malloc glibc.malloc.arena_max=1")
+        assert proc.stdout.splitlines()[0].endswith(
+            "malloc steady (" + ":".join(STEADY_MALLOC) + ")")
     with open(tmp_path / "real_workloads.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["size"], r["dtype"], r["grid"]) for r in rows] == [("32", "float32", "2x2")]
@@ -366,7 +368,7 @@ def test_page_faults_tiny(tmp_path):
 
 
 def test_malloc_setting_without_restart(monkeypatch):
-    """`--malloc default` keeps the process as it is, and so does `one-arena` where
+    """`--malloc default` keeps the process as it is, and so does `steady` where
     GLIBC_TUNABLES already holds the setting: no restart (os.execve would replace
     pytest), and the header names the setting."""
     from benchmarks import common
@@ -378,15 +380,18 @@ def test_malloc_setting_without_restart(monkeypatch):
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")
     assert common.apply_malloc("default", "benchmarks.x", []) == (
         "malloc default (glibc.malloc.tcache_count=0)")
-    monkeypatch.setenv("GLIBC_TUNABLES", f"glibc.malloc.tcache_count=0:{common.ONE_ARENA}")
-    label = common.apply_malloc("one-arena", "benchmarks.x", [])
-    assert label == (f"malloc {common.ONE_ARENA}" if sys.platform.startswith("linux")
-                     else "malloc default")
+    monkeypatch.setenv("GLIBC_TUNABLES",
+                       ":".join(("glibc.malloc.tcache_count=0",) + common.STEADY_MALLOC))
+    label = common.apply_malloc("steady", "benchmarks.x", [])
+    assert label == ("malloc steady (" + ":".join(common.STEADY_MALLOC) + ")"
+                     if sys.platform.startswith("linux")
+                     else "malloc default (no glibc tunables here)")
 
 
-def test_malloc_one_arena_restarts(monkeypatch):
-    """`--malloc one-arena` without the setting starts the benchmark again (same module
-    and arguments) with it appended to GLIBC_TUNABLES."""
+def test_malloc_steady_restarts(monkeypatch):
+    """`--malloc steady` without the setting starts the benchmark again (same module and
+    arguments) with it in GLIBC_TUNABLES: the user's other tunables kept, a setting of
+    the same name replaced."""
     from benchmarks import common
     if not sys.platform.startswith("linux"):
         pytest.skip("glibc tunables are Linux only")
@@ -397,9 +402,10 @@ def test_malloc_one_arena_restarts(monkeypatch):
         raise SystemExit(0)
 
     monkeypatch.setattr(common.os, "execve", fake_exec)
-    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")
+    monkeypatch.setenv("GLIBC_TUNABLES",
+                       "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=4")
     with pytest.raises(SystemExit):
-        common.apply_malloc("one-arena", "benchmarks.real_workloads", ["--quick"])
+        common.apply_malloc("steady", "benchmarks.real_workloads", ["--quick"])
     assert calls == [(sys.executable, [sys.executable, "-m", "benchmarks.real_workloads",
                                        "--quick"],
-                      f"glibc.malloc.tcache_count=0:{common.ONE_ARENA}")]
+                      ":".join(("glibc.malloc.tcache_count=0",) + common.STEADY_MALLOC))]
