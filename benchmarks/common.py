@@ -20,11 +20,11 @@ def simulate_cpu_devices(n: int) -> None:
 #: every thread, and blocks up to 1 GiB kept in its heap (no mapping threshold below
 #: that, no trimming below 4 GiB). Under glibc's default each XLA thread allocates from
 #: an arena of its own whose extra heaps are unmapped when freed, and blocks over 32
-#: MiB are mapped anew on every call: one device's 128³ float64 ``rfftn`` then faults in
-#: its 17 MiB output on most calls (4,160 faults; 10-12 ms a call against 5.5 ms
-#: without them) and its 256³ one on every call (33,025 faults; about 105 against 55
-#: ms), while pfft's smaller blocks often fault less, which flattered pfft at random
-#: (docs/benchmarks.md, session 19). Under this setting neither side maps blocks anew
+#: MiB are mapped anew unless the heap holds a free block that large: one device's
+#: 128³ float64 ``rfftn`` then faults in its 17 MiB output on most calls (4,160 faults;
+#: 10-12 ms a call against 5.5 ms without them) and its 256³ one on most (33,025
+#: faults; about 105 against 55 ms), while pfft's smaller blocks fault less, which
+#: flattered pfft at random (docs/benchmarks.md, session 19). Under this setting neither side maps blocks anew
 #: once warm; ``real_workloads`` reports the faults per call of both sides.
 STEADY_MALLOC = ("glibc.malloc.arena_max=1", "glibc.malloc.mmap_threshold=1073741824",
                  "glibc.malloc.trim_threshold=4294967296")
