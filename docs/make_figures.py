@@ -115,7 +115,8 @@ def _user_layouts(path):
 
     rows = user_layouts._read_csv(str(DATA / "user_layouts.csv"))
     user_layouts.plot(rows, str(path), note=(
-        f"{CPU_BOX_THP}, 2026-11-26 (session 18). python -m benchmarks.user_layouts "
+        f"{CPU_BOX_THP}, 2026-11-26 (session 19), malloc steady. python -m "
+        "benchmarks.user_layouts "
         "--sizes 128 --dtypes float32 float64 --grids 2x4 8 --repeats 7 "
         "(docs/data/user_layouts.csv): jax.make_mesh with axis names rows/cols (devs), "
         "the layouts along x ('3:' a batch of 3 fields), pfft over one-device jnp.fft."))
