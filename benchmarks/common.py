@@ -39,13 +39,15 @@ def add_malloc_argument(ap) -> None:
                          "process's default")
 
 
-def apply_malloc(choice: str, module: str, argv) -> str:
+def apply_malloc(choice: str, module: str, argv=None) -> str:
     """Run under glibc malloc setting ``choice``; returns the setting, for the header.
 
     ``"steady"`` needs ``GLIBC_TUNABLES`` (:data:`STEADY_MALLOC`), which glibc reads at
     start-up: unless it is already set, the benchmark starts again in this process's
-    place (``python -m module`` with ``argv``). Not glibc (or not Linux): nothing to do.
+    place (``python -m module`` with ``argv``, default the command line's arguments).
+    Not glibc (or not Linux): nothing to do.
     """
+    argv = sys.argv[1:] if argv is None else argv
     tunables = os.environ.get("GLIBC_TUNABLES", "")
     have = [t for t in tunables.split(":") if t]
     if choice == "default":

@@ -15,8 +15,8 @@ to **the same operation on one device** (``jnp.fft``) measured in the same proce
   copy pass of the spectrum over the grid per exchange of the plan, as a ratio to
   one-device ``jnp.fft.rfftn`` (``irfftn``): what a distributed transform cannot beat
   on this machine;
-- the **page faults** a call takes on each side (``rfftn`` and the round trips): blocks
-  mapped anew on every call. The run starts under a steady glibc malloc setting
+- the **page faults** a call takes on each side (``rfftn`` and the round trips): the
+  blocks it maps anew. The run starts under a steady glibc malloc setting
   (``--malloc steady``, :data:`benchmarks.common.STEADY_MALLOC`), where neither side
   maps blocks anew once warm; ``--malloc default`` measures the process as it comes.
 
@@ -225,8 +225,7 @@ def main(argv=None):
     if args.from_csv:
         rows = _read_csv(args.from_csv)
     else:
-        malloc = apply_malloc(args.malloc, "benchmarks.real_workloads",
-                              sys.argv[1:] if argv is None else argv)
+        malloc = apply_malloc(args.malloc, "benchmarks.real_workloads", argv)
         if args.quick:
             args.sizes, args.dtypes, args.grids = [32], ["float32"], ["2x2"]
             args.step_sizes, args.repeats = [32], 2

@@ -764,7 +764,7 @@ def main(argv=None) -> list[dict]:
         for p in plots(rows, args.out):
             print(f"wrote {p}")
         return rows
-    malloc = apply_malloc(args.malloc, "benchmarks", sys.argv[1:] if argv is None else argv)
+    malloc = apply_malloc(args.malloc, "benchmarks", argv)
     if args.quick:
         args.sizes, args.dtypes, args.repeats, args.weak_base = [32], ["complex64"], 2, 16
         if args.grids == ["all"]:

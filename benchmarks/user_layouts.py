@@ -231,8 +231,7 @@ def main(argv=None):
     if args.from_csv:
         rows = _read_csv(args.from_csv)
     else:
-        malloc = apply_malloc(args.malloc, "benchmarks.user_layouts",
-                              sys.argv[1:] if argv is None else argv)
+        malloc = apply_malloc(args.malloc, "benchmarks.user_layouts", argv)
         print(run_header("on the user's layouts", f"8 simulated CPU devices, {malloc}"),
               flush=True)
         rows = []
