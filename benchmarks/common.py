@@ -24,8 +24,9 @@ def simulate_cpu_devices(n: int) -> None:
 #: 128³ float64 ``rfftn`` then faults in its 17 MiB output on most calls (4,160 faults;
 #: 10-12 ms a call against 5.5 ms without them) and its 256³ one on most (33,025
 #: faults; about 105 against 55 ms), while pfft's smaller blocks fault less, which
-#: flattered pfft at random (docs/benchmarks.md, session 19). Under this setting neither side maps blocks anew
-#: once warm; ``real_workloads`` reports the faults per call of both sides.
+#: flattered pfft at random (docs/benchmarks.md, session 19). Under this setting
+#: neither side maps blocks anew once warm; ``real_workloads`` reports the faults per
+#: call of both sides.
 STEADY_MALLOC = ("glibc.malloc.arena_max=1", "glibc.malloc.mmap_threshold=1073741824",
                  "glibc.malloc.trim_threshold=4294967296")
 MALLOC_CHOICES = ("steady", "default")

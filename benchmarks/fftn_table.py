@@ -17,7 +17,8 @@ import os
 import platform
 import sys
 
-from .common import median_time, parse_grids, simulate_cpu_devices, write_results
+from .common import (add_malloc_argument, apply_malloc, median_time, parse_grids,
+                     simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -149,10 +150,12 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
+    malloc = apply_malloc(args.malloc, "benchmarks.fftn_table", argv)
     grids = parse_grids(args.grids)
     print(f"pfft {pfft.__version__}, jax {jax.__version__}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, {datetime.date.today()}", flush=True)
+          f"{os.cpu_count()} cores, {datetime.date.today()}, {malloc}", flush=True)
     rows = run(args.sizes, args.repeats, [np.dtype(d) for d in args.dtypes], grids,
                progress=lambda s: print(s, file=sys.stderr, flush=True))
     text = table(rows)

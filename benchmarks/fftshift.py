@@ -31,8 +31,9 @@ import math
 import os
 import platform
 
-from .common import (markdown_table, median_time, parse_grids, read_results,
-                      save_plot, simulate_cpu_devices, write_results)
+from .common import (add_malloc_argument, apply_malloc, markdown_table, median_time,
+                     parse_grids, read_results, save_plot, simulate_cpu_devices,
+                     write_results)
 
 simulate_cpu_devices(8)
 
@@ -191,13 +192,15 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true", help="also draw out/fftshift.png")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
+    malloc = apply_malloc(args.malloc, "benchmarks.fftshift", argv)
     grids = parse_grids(args.grids)
     load = _load()
     busy = " (machine busy)" if load > 1.5 else ""
     print(f"pfft fftshift benchmark, {datetime.date.today()}, {platform.node()}, "
           f"{os.cpu_count()} cores, load {load:.2f}{busy}, jax {jax.__version__}, "
-          f"8 simulated CPU devices, complex64")
+          f"8 simulated CPU devices, complex64, {malloc}")
     rows = [r for n in args.sizes for r in run(n, grids, args.repeats)]
     table = markdown(rows)
     print(table)

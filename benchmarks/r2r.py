@@ -25,8 +25,9 @@ import os
 import platform
 import time
 
-from .common import (markdown_table, median_time, paired_medians, parse_grids,
-                      save_plot, simulate_cpu_devices, write_results)
+from .common import (add_malloc_argument, apply_malloc, markdown_table, median_time,
+                     paired_medians, parse_grids, save_plot, simulate_cpu_devices,
+                     write_results)
 
 simulate_cpu_devices(8)
 
@@ -132,13 +133,15 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="16³ float64 on 2x2, 2 repeats")
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true", help="also draw out/r2r.png")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
+    malloc = apply_malloc(args.malloc, "benchmarks.r2r", argv)
     if args.quick:
         args.sizes, args.dtypes, args.grids, args.repeats = [16], ["float64"], ["2x2"], 2
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     print(f"pfft r2r benchmark, {datetime.date.today()}, {platform.node()}, "
           f"{os.cpu_count()} cores, load {load:.2f}{' (machine busy)' if load > 1.5 else ''}, "
-          f"jax {jax.__version__}, scipy {scipy.__version__}, 8 simulated CPU devices",
+          f"jax {jax.__version__}, scipy {scipy.__version__}, 8 simulated CPU devices, {malloc}",
           flush=True)
     grids = parse_grids(args.grids)
     rows = [r for n in args.sizes for d in args.dtypes

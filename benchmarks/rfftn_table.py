@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (markdown_table, median_time, parse_grids, run_header,
-                     simulate_cpu_devices, write_results)
+from .common import (add_malloc_argument, apply_malloc, markdown_table, median_time,
+                     parse_grids, run_header, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -106,9 +106,11 @@ def main(argv=None):
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default="results")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
+    malloc = apply_malloc(args.malloc, "benchmarks.rfftn_table", argv)
     grids = parse_grids(args.grids)
-    print(run_header("rfftn benchmark"))
+    print(run_header("rfftn benchmark", f"8 simulated CPU devices, {malloc}"))
     rows = run(args.size, grids, args.repeats, np.dtype(args.dtype).type)
     table = markdown(rows)
     print(table)

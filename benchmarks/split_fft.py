@@ -19,7 +19,8 @@ import datetime
 import os
 import platform
 
-from .common import markdown_table, median_time, parse_grids, simulate_cpu_devices, write_results
+from .common import (add_malloc_argument, apply_malloc, markdown_table, median_time, parse_grids,
+                     simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -105,11 +106,13 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true", help="also draw out/split_fft.png")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
+    malloc = apply_malloc(args.malloc, "benchmarks.split_fft", argv)
     load = os.getloadavg()[0]
     head = (f"pfft 1-D split-axis FFT benchmark, {datetime.date.today()}, {platform.node()}, "
             f"{os.cpu_count()} cores, load {load:.2f}, jax {jax.__version__}, "
-            f"8 simulated CPU devices, complex64")
+            f"8 simulated CPU devices, complex64, {malloc}")
     print(head)
     rows = [r for k in args.log2 for r in run(k, parse_grids(args.grids), args.repeats)]
     table = markdown_table(rows, COLUMNS)
