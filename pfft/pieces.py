@@ -32,7 +32,7 @@ from typing import NamedTuple
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
-           "pairs_enabled", "transform", "ready_for", "pack", "exchange", "assemble"]
+           "pairs_enabled", "in_place_enabled", "transform", "ready_for", "pack", "exchange", "assemble"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -184,6 +184,12 @@ def _kernel(data, f: int, n: int, *, kind: str, exchange: Send | None, out_len: 
     out_shape = list(data.shape)
     out_shape[f] = out_len
     arrays, piece_shape, extent, kw = _sides(data, out_shape, exchange, transport)
+    if isinstance(data, Pieces) and in_place_enabled(engine) and engine.writes_in_place(
+            kind, [a.shape for a in arrays], f - data.ndim, kw.get("in_split", -1),
+            piece_shape, kw.get("out_count", 1), kw.get("out_split", -1)):
+        # what the last exchange delivered is dead after this pass (only pieces an
+        # exchange made are: an array here may be the caller's input)
+        kw["inplace"] = True
     out = engine.fft_pieces(arrays, f - data.ndim, n, kind=kind, out_shape=piece_shape,
                             inverse=inverse, scale=scale, weights=weights, op=op, **kw)
     return _result(out, exchange, extent)
@@ -207,6 +213,15 @@ def pairs_enabled(engine) -> bool:
     what pairing gains; the values agree to rounding either way)."""
     return (hasattr(engine, "fft_pieces_pair") and getattr(engine, "PIECES", False)
             and not os.environ.get("PFFT_NO_PASS_PAIRS"))
+
+
+def in_place_enabled(engine) -> bool:
+    """Whether a pass writes over the pieces it reads where their cut allows
+    (:func:`pfft.engines.native.writes_in_place`): the engine has it, and
+    ``$PFFT_NO_IN_PLACE`` is unset (read when a plan is traced: a switch to measure what
+    it gains; the values are the same bits either way)."""
+    return (hasattr(engine, "writes_in_place") and getattr(engine, "PIECES", False)
+            and not os.environ.get("PFFT_NO_IN_PLACE"))
 
 
 def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,

@@ -218,22 +218,26 @@ def test_fuse_threshold_tiny(tmp_path):
             assert 0 < float(r[key]) < math.inf, (key, r)
 
 
-@pytest.mark.parametrize("switch", ["PFFT_NO_SWAPS", "PFFT_NO_PASS_PAIRS"])
-def test_switches_tiny(tmp_path, switch):
+@pytest.mark.parametrize("switch, plan", [("PFFT_NO_SWAPS", "r2c"),
+                                          ("PFFT_NO_PASS_PAIRS", "r2c"),
+                                          ("PFFT_NO_IN_PLACE", "c2c")])
+def test_switches_tiny(tmp_path, switch, plan):
     """`python -m benchmarks.switches --plot` at 16³ on a slab and a pencil: a row per
     grid and precision, the forward plans' collectives named, both variants checked
     against each other, every time and ratio positive."""
-    proc, rows = _run_benchmark("switches", "--switch", switch, "--sizes", "16", "--grids",
-                                "4", "2x2", "--dtypes", "float64", "--repeats", "2", "--plot",
-                                out=tmp_path, name=f"switches_{switch.lower()}")
-    assert [(r["grid"], r["dtype"]) for r in rows] == [("4", "float64"), ("2x2", "float64")]
+    name = f"switches_{switch.lower()}" + ("" if plan == "r2c" else f"_{plan}")
+    proc, rows = _run_benchmark("switches", "--switch", switch, "--plan", plan, "--sizes", "16",
+                                "--grids", "4", "2x2", "--dtypes", "float64", "--repeats", "2",
+                                "--plot", out=tmp_path, name=name)
+    assert [(r["plan"], r["grid"], r["dtype"]) for r in rows] == [(plan, "4", "float64"),
+                                                                   (plan, "2x2", "float64")]
     for r in rows:
         assert "all-to-all" in r["collectives"] or "collective-permute" in r["collectives"]
         assert r["same_bits"] in ("True", "False")
         for key in ("forward", "backward", "trips", "forward_ms", "forward_off_ms"):
             assert 0 < float(r[key]) < math.inf, (key, r)
-    assert "**rfftn on / off**" in proc.stdout
-    assert (tmp_path / f"switches_{switch.lower()}.png").stat().st_size > 1000
+    assert "**forward on / off**" in proc.stdout
+    assert (tmp_path / f"{name}.png").stat().st_size > 1000
 
 
 def test_fftshift_benchmark_tiny(tmp_path):

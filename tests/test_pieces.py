@@ -298,6 +298,104 @@ def test_pieces_kernel_rejects_bad_arguments():
         native.fft_pieces([x], -1, 4, kind="dct", out_shape=(4, 4))
 
 
+@pytest.mark.parametrize("count, sign_in, sign_out", [(1, 0, 0), (2, -1, 1), (3, -1, 1),
+                                                     (3, 0, 0), (4, 1, -1), (4, -1, 0)])
+@pytest.mark.parametrize("me_in, me_out", [(0, 0), (1, 2)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_pieces_kernel_runs_in_place_along_its_cut_axis(count, sign_in, sign_out, me_in,
+                                                        me_out, dtype):
+    """A c2c pass cut along its own axis into as many pieces on both sides (in every
+    piece order, the two sides' orders and places differing) writes output piece k over
+    input piece k: the donated buffers come back as the output, and the values are
+    numpy's, padding (NaN in, zeros out) included. 75 neighbouring lines run every lane
+    group."""
+    me_in, me_out = me_in % count, me_out % count
+    shape, f = (10, 3, 75), 0
+    pb = dict(shape=shape, f=f, cut_in=f if count > 1 else None,
+              cut_out=f if count > 1 else None, p_in=count, p_out=count, kind="c2c",
+              weighted=False, sign_in=sign_in, sign_out=sign_out, me_in=me_in, me_out=me_out,
+              inverse=bool(me_out % 2), scale=0.5, dtype=dtype, seed=count)
+    x = random_array(np.random.default_rng(count), shape, dtype)
+    want = _reference(dict(pb, n=shape[f]), x, None)
+    ins, out_shape, kw = _cut_sides(pb, x, want.shape)
+    assert all(a.shape == out_shape for a in ins)
+    assert native.writes_in_place("c2c", [a.shape for a in ins], f - 3, kw.get("in_split", -1),
+                                  out_shape, count, kw.get("out_split", -1))
+    ins = [jnp.asarray(a) for a in ins]
+    where = [a.unsafe_buffer_pointer() for a in ins]
+    run = jax.jit(lambda *a: native.fft_pieces(
+        a, f - 3, shape[f], kind="c2c", out_shape=out_shape, inverse=pb["inverse"],
+        scale=pb["scale"], inplace=True, **kw), donate_argnums=tuple(range(len(ins))))
+    assert "output_to_operand_aliasing" in run.lower(*ins).compile().as_text()
+    got = run(*ins)
+    assert [g.unsafe_buffer_pointer() for g in got] == where      # the same buffers
+    _check_pieces(got, want, pb, dtype)
+
+
+def test_pieces_kernel_refuses_in_place_where_groups_would_overwrite_others():
+    """``inplace`` only for c2c along the axis both sides are cut along (same count and
+    shape), in Python; the kernel itself refuses an output aliased to an input cut
+    along another axis (a group would write what another has yet to read)."""
+    x = jnp.zeros((4, 6), jnp.complex128)
+    with pytest.raises(ValueError, match="inplace"):            # cut along the other axis
+        native.fft_pieces([x[:2], x[2:]], -1, 6, in_split=-2, out_shape=(2, 6), out_count=2,
+                          out_split=-2, inplace=True)
+    with pytest.raises(ValueError, match="inplace"):            # not a c2c pass
+        native.fft_pieces([x.real], -1, 6, kind="copy", out_shape=(4, 6), inplace=True)
+    with pytest.raises(ValueError, match="inplace"):            # counts differ
+        native.fft_pieces([x[:2], x[2:]], -2, 4, in_split=-2, out_shape=(1, 6), out_count=4,
+                          out_split=-2, inplace=True)
+    result = jax.typeof(x[:2])
+    call = jax.ffi.ffi_call("pfft_pieces", [result, result], input_output_aliases={1: 0, 2: 1})
+    with pytest.raises(Exception, match="overlaps the input"):
+        jax.jit(lambda a, b: call(jnp.zeros(2, jnp.int32), a, b, weights=np.zeros(0),
+                                  kind="c2c", type=np.int64(0), sine=False, axis=np.int64(-1),
+                                  n=np.int64(6), in_split=np.int64(-2), in_sign=np.int64(0),
+                                  out_split=np.int64(-2), out_sign=np.int64(0), forward=True,
+                                  scale=np.float64(1.0), nthreads=np.int64(1)))(
+            x[:2] + 1, x[2:] + 1)[0].block_until_ready()
+
+
+def _aliased_kernel_calls(text: str) -> int:
+    """How many pfft_pieces calls of a compiled HLO write over an input."""
+    return sum(1 for line in text.splitlines()
+               if 'custom_call_target="pfft_pieces"' in line and "output_to_operand_aliasing" in line)
+
+
+@pytest.mark.parametrize("grid, plan_kw, in_place", [
+    ((2, 2), {}, 1), ((2, 2), dict(kind="r2c", spectrum="padded"), 1),
+    ((2, 2), dict(kind="r2c"), 0), ((2, 4), {}, 0), ((4,), {}, 0)])
+def test_plans_run_a_middle_pass_in_place_where_both_exchanges_match(grid, plan_kw, in_place,
+                                                                       monkeypatch, fresh_plans):
+    """A pencil whose two exchanges go over as many devices (2x2) runs its middle pass
+    over the pieces the first exchange delivered (an aliased kernel call), forward and
+    backward; elsewhere no call is aliased. The values are numpy's and the same bits
+    as with ``$PFFT_NO_IN_PLACE``."""
+    mesh = pfft.make_mesh(grid)
+    shape = (16, 12, 8)              # 5 bins along the halved axis: numpy's layout keeps it whole
+    rng = np.random.default_rng(5)
+    real = "kind" in plan_kw
+    x = rng.standard_normal(shape) if real else random_array(rng, shape, np.complex128)
+    results = {}
+    for off in ("", "1"):
+        monkeypatch.setenv("PFFT_NO_IN_PLACE", off)
+        pfft.clear_plan_cache()
+        plan = pfft.plan(shape, np.complex128, mesh, engine="native", **plan_kw)
+        xs = jax.device_put(x, plan.in_sharding)
+        forward, backward = jax.jit(plan.forward), jax.jit(plan.backward)
+        k = forward(xs)
+        for fn, arg in ((forward, xs), (backward, k)):
+            text = fn.lower(arg).compile().as_text()
+            assert _aliased_kernel_calls(text) == (0 if off else in_place)
+        results[off] = (np.asarray(k), np.asarray(backward(k)))
+    k, back = results[""]
+    want = np.fft.rfftn(x) if real else np.fft.fftn(x)
+    assert rel_err(k[tuple(slice(0, n) for n in want.shape)], want) <= 1e-12
+    assert rel_err(back, x) <= 1e-12
+    for a, b in zip(results[""], results["1"]):
+        np.testing.assert_array_equal(a, b)
+
+
 # how a plan's exchanges run: pieces swapped (the default), pieces shifted
 # ($PFFT_NO_SWAPS), or XLA's all-to-all (fuse_exchanges=False)
 MODES = {"swap": ("", True), "shifts": ("1", True), "all-to-all": ("", False)}

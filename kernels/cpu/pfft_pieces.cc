@@ -52,6 +52,12 @@
 // Along any other axis the output holds as much as the input; output points past
 // the input's extent (padding of an axis about to be split) are written as 0.
 //
+// In place: a c2c pass may write over its input (XLA's input_output_aliases, output
+// piece k over input piece k) where both sides are cut along the transform axis into
+// as many pieces of one shape: a group of lines reads every point of its lines before
+// it writes any, and writes the same places it read (the chunks land in other pieces,
+// never elsewhere). Any other overlap of input and output is refused.
+//
 // Work: lines along `axis` are taken in batches of neighbours along the innermost
 // other axis (16 when the lines are contiguous in the input, else 64, so that strided
 // reads use whole cache lines; $PFFT_PIECES_BATCH overrides, up to 64). Each element is
@@ -893,6 +899,7 @@ struct Operands {
   Side in, out;
   ffi::DataType ti, to;
   std::vector<ffi::AnyBuffer> outs;
+  bool overlap = false;  // an output shares memory with an input (aliased)
 
   void AdviseHugePages() const {
     for (auto &b : outs) pfft::AdviseHugePages(b.untyped_data(), b.size_bytes());
@@ -928,7 +935,28 @@ ffi::Error ReadSides(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args, ffi::Rem
     return ffi::Error::InvalidArgument("pfft pieces: ranks differ");
   ops.ti = ins[0].element_type();
   ops.to = outs[0].element_type();
+  for (auto &o : outs) {
+    const char *lo = static_cast<const char *>(o.untyped_data()), *hi = lo + o.size_bytes();
+    for (auto &i : ins) {
+      const char *ilo = static_cast<const char *>(i.untyped_data());
+      if (lo < ilo + i.size_bytes() && ilo < hi) ops.overlap = true;
+    }
+  }
   return ffi::Error::Success();
+}
+
+// Where the output overlaps the input: only the in-place c2c pass described at the
+// top (both sides cut along the transform axis `f`, output piece k over input piece k).
+ffi::Error CheckInPlace(const Operands &ops, Mode mode, size_t f) {
+  if (!ops.overlap) return ffi::Error::Success();
+  const Side &in = ops.in, &out = ops.out;
+  const bool fits = mode == Mode::kC2C && ops.ti == ops.to && in.count == out.count &&
+                    in.dims == out.dims && in.ptrs == out.ptrs &&
+                    (in.count == 1 || (in.split == static_cast<int>(f) && out.split == in.split));
+  if (fits) return ffi::Error::Success();
+  return ffi::Error::InvalidArgument(
+      "pfft pieces: the output overlaps the input; only a c2c pass along the axis both "
+      "sides are cut along, output piece k over input piece k of the same shape, runs in place");
 }
 
 // The threads a call runs on (at least one).
@@ -997,6 +1025,7 @@ ffi::Error PiecesImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
   }
   size_t fa, n_in, n_out;
   if (auto e = PassAxis(mode, axis, n, in, out, fa, n_in, n_out); e.failure()) return e;
+  if (auto e = CheckInPlace(ops, mode, fa); e.failure()) return e;
   std::vector<double> w(weights.begin(), weights.end());
   if (mode == Mode::kR2R && !w.empty() && w.size() != 4)
     return ffi::Error::InvalidArgument(
@@ -1083,6 +1112,8 @@ ffi::Error PiecesPairImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
       e.failure())
     return e;
   const Side &in = ops.in, &out = ops.out;
+  if (ops.overlap)
+    return ffi::Error::InvalidArgument("pfft pieces pair: the output overlaps the input");
   // each pass's axis is one the other leaves alone: pass 1 reads the input along its
   // axis and pass 2 writes the output along its own, as a single pass would
   PassSpec s1, s2;

@@ -122,6 +122,9 @@ class BoundEngine:
     def fft_pieces(self, pieces, axis, n, **kw):
         return self.module.fft_pieces(pieces, axis, n, nthreads=self.nthreads, **kw)
 
+    def writes_in_place(self, *args) -> bool:
+        return self.module.writes_in_place(*args)
+
     def fft_pieces_pair(self, pieces, axes, ns, **kw):
         return self.module.fft_pieces_pair(pieces, axes, ns, nthreads=self.nthreads, **kw)
 

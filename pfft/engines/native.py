@@ -342,7 +342,7 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
                in_split: int = -1, in_sign: int = 0, me_in=0, out_shape: Sequence[int],
                out_count: int = 1, out_split: int = -1, out_sign: int = 0, me_out=0,
                inverse: bool = False, scale: float = 1.0, weights=None, op=None,
-               nthreads: int | None = None) -> list[jax.Array]:
+               nthreads: int | None = None, inplace: bool = False) -> list[jax.Array]:
     """FFT (or DCT/DST) along ``axis`` of a block given as pieces, written as pieces (CPU).
 
     The logical block is cut into equal chunks along ``in_split`` (input) and
@@ -376,6 +376,12 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
         The DCT/DST: its family, type, scale (times ``scale``) and end-point
         weights run inside the kernel; complex pieces go through it as their real
         and imaginary parts. ``inverse`` plays no part (``op`` is the map).
+    inplace : bool
+        Write output piece ``k`` over input piece ``k`` (``input_output_aliases``;
+        dead after the call inside ``jit``, XLA passes the kernel the same buffers,
+        else it copies first). Only a "c2c" pass whose input and output are cut along
+        ``axis`` into as many pieces of one shape (or are one array each): a group of
+        lines reads all its points before it writes the same places.
 
     Returns
     -------
@@ -400,13 +406,19 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
         if op.pre != (1.0, 1.0) or op.post != (1.0, 1.0):
             weights = op.pre + op.post          # [pre_first, pre_last, post_first, post_last]
     x = pieces[0]
+    if inplace and not writes_in_place(kind, [p.shape for p in pieces], axis, in_split,
+                                       out_shape, out_count, out_split):
+        raise ValueError("fft_pieces: inplace needs kind='c2c' and input and output cut "
+                         "along `axis` into as many pieces of one shape (or one array each)")
     wide = np.dtype(x.dtype) in (np.float64, np.complex128)
     out_dtype = {"r2c": np.complex128 if wide else np.complex64,
                  "c2r": np.float64 if wide else np.float32}.get(kind, x.dtype)
     result = jax.typeof(x).update(shape=tuple(out_shape), dtype=np.dtype(out_dtype))
     me = jnp.stack([jnp.asarray(me_in, jnp.int32), jnp.asarray(me_out, jnp.int32)])
     w = np.zeros(0) if weights is None else np.asarray(weights, np.float64).ravel()
-    call = jax.ffi.ffi_call("pfft_pieces", [result] * out_count, vmap_method="broadcast_all")
+    call = jax.ffi.ffi_call("pfft_pieces", [result] * out_count, vmap_method="broadcast_all",
+                            input_output_aliases=({1 + k: k for k in range(out_count)}
+                                                  if inplace else None))
     out = call(me, *pieces, weights=w, kind=kind, type=np.int64(r2r_type), sine=bool(sine),
                axis=np.int64(axis), n=np.int64(n),
                in_split=np.int64(in_split), in_sign=np.int64(in_sign),
@@ -414,6 +426,16 @@ def fft_pieces(pieces: Sequence[jax.Array], axis: int, n: int, *, kind: str = "c
                forward=not inverse, scale=np.float64(scale),
                nthreads=np.int64(nthreads or num_threads()))
     return list(out)
+
+
+def writes_in_place(kind: str, in_shapes, axis: int, in_split: int, out_shape,
+                    out_count: int, out_split: int) -> bool:
+    """Whether a :func:`fft_pieces` pass may write its output over its input
+    (``inplace``): a "c2c" pass whose two sides are one array each, or are cut along
+    ``axis`` (all three negative) into as many pieces of one shape."""
+    shapes = {tuple(s) for s in in_shapes}
+    return (kind == "c2c" and len(in_shapes) == out_count and shapes == {tuple(out_shape)}
+            and (out_count == 1 or in_split == out_split == axis))
 
 
 def fft_pieces_pair(pieces: Sequence[jax.Array], axes: tuple[int, int], ns: tuple[int, int],
