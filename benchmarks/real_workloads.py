@@ -2,8 +2,9 @@
 
 Issue 15's report. For each size, precision and device grid, in one run (median of
 repeated calls after a warm-up, each function jitted once; pfft's call and the
-one-device call alternate, and fast calls are repeated until about a second is measured), every figure is a ratio
-to **the same operation on one device** (``jnp.fft``) measured in the same process:
+one-device call alternate, the time step's too, and fast calls are repeated until
+about a second is measured), every figure is a ratio to **the same operation on one
+device** (``jnp.fft``) measured in the same process:
 
 - ``rfftn`` and ``irfftn`` with numpy's spectrum layout, and with ``spectrum="padded"``;
 - a jitted round trip: three ``irfftn(rfftn(x))`` in a row;
@@ -98,10 +99,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
     k1 = fwd1(one)
     ref = np.fft.rfftn(real.astype(np.float64))
     floor_r2c, floor_c2r = _ducc_floor(real, repeats)
-    one_step = float("nan")
-    if with_step:
-        solo = _Step(ns.jnp_transforms(n, dtype), n, dtype)
-        one_step = median_time(solo.step, solo.state, repeats=max(3, repeats // 2))
+    solo = _Step(ns.jnp_transforms(n, dtype), n, dtype) if with_step else None
     rows = []
     for grid in grids:
         label = "x".join(map(str, grid))
@@ -132,13 +130,16 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
                    **ratio,
                    floor_rfftn=(floor_r2c + exchanges * copy) / base["rfftn"],
                    floor_irfftn=(floor_c2r + exchanges * copy) / base["irfftn"],
-                   step=float("nan"), one_step_ms=1e3 * one_step,
+                   step=float("nan"), one_step_ms=float("nan"),
                    one_rfftn_faults=faults[0], rfftn_faults=faults[1],
                    one_trip_faults=faults[2], trip_faults=faults[3])
         if with_step:
             dist = _Step(ns.pfft_transforms(n, mesh, dtype), n, dtype)
-            t_step = median_time(dist.step, dist.state, repeats=max(3, repeats // 2))
-            row.update(step=t_step / one_step)
+            # alternated with one device's step, as every other figure is: a step at
+            # 256³ takes seconds, long enough for the machine to change between them
+            one_step, t_step = paired_medians(solo.step, solo.state, dist.step, dist.state,
+                                              max(3, repeats // 2))
+            row.update(step=t_step / one_step, one_step_ms=1e3 * one_step)
         rows.append(row)
         progress("  " + ", ".join(f"{c} {row[c]:.2f}" for c in
                                   ("rfftn", "irfftn", "padded_rfftn", "padded_irfftn",
