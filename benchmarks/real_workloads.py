@@ -14,8 +14,8 @@ device** (``jnp.fft``) measured in the same process:
 - the **floor**: DUCC's own r2c (c2r) of the whole array on the machine's cores
   (``ducc0.fft``, the library both engines wrap; absent without ``ducc0``) plus one
   copy pass of the spectrum over the grid per exchange of the plan, as a ratio to
-  one-device ``jnp.fft.rfftn`` (``irfftn``): what a distributed transform cannot beat
-  on this machine;
+  one-device ``jnp.fft.rfftn`` (``irfftn``), each part timed alternately with that
+  call: what a distributed transform cannot beat on this machine;
 - the **page faults** a call takes on each side (``rfftn`` and the round trips): the
   blocks it maps anew. The run starts under a steady glibc malloc setting
   (``--malloc steady``, :data:`benchmarks.common.STEADY_MALLOC`), where neither side
@@ -31,10 +31,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 from .common import (ROUND_TRIPS, add_malloc_argument, apply_malloc, faults_per_call,
-                     jitted_round_trips, markdown_table, median_time, paired_medians,
+                     jitted_round_trips, markdown_table, paired_medians,
                      parse_grids, read_results, run_header, save_plot, simulate_cpu_devices,
                      write_results)
 
@@ -53,28 +52,36 @@ jax.config.update("jax_enable_x64", True)
 GRIDS = ["4", "2x2", "1x4", "8", "2x4", "4x2"]
 
 
-def _ducc_floor(x: np.ndarray, repeats: int) -> tuple[float, float]:
-    """DUCC's r2c and c2r of the whole array on all cores (nan, nan without ducc0)."""
+class _HostCall:
+    """A host (numpy) call as :func:`benchmarks.common.paired_medians` times it: it is
+    done when it returns."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, arg):
+        self.fn(arg)
+        return self
+
+    def block_until_ready(self):
+        return self
+
+
+def _ducc_ratios(x: np.ndarray, k: np.ndarray, fwd1, one, bwd1, k1,
+                 repeats: int) -> tuple[float, float]:
+    """DUCC's r2c and c2r of the whole array on all cores, each over one device's
+    ``rfftn`` (``irfftn``), the two alternated (nan, nan without ducc0)."""
     try:
         import ducc0
     except ImportError:
         return float("nan"), float("nan")
     threads = os.cpu_count() or 1
-
-    def timed(fn, arg):
-        fn(arg)
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn(arg)
-            times.append(time.perf_counter() - start)
-        return float(np.median(times))
-
-    k = ducc0.fft.r2c(x, nthreads=threads)
-    t_r2c = timed(lambda a: ducc0.fft.r2c(a, nthreads=threads), x)
-    t_c2r = timed(lambda a: ducc0.fft.c2r(a, axes=(0, 1, 2), lastsize=x.shape[-1],
-                                          forward=False, nthreads=threads), k)
-    return t_r2c, t_c2r
+    r2c = _HostCall(lambda a: ducc0.fft.r2c(a, nthreads=threads))
+    c2r = _HostCall(lambda a: ducc0.fft.c2r(a, axes=(0, 1, 2), lastsize=x.shape[-1],
+                                            forward=False, nthreads=threads))
+    t_r2c, t_one = paired_medians(r2c, x, fwd1, one, repeats)
+    t_c2r, t_one_back = paired_medians(c2r, k, bwd1, k1, repeats)
+    return t_r2c / t_one, t_c2r / t_one_back
 
 
 class _Step:
@@ -98,7 +105,7 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
     trips1 = jitted_round_trips(jnp.fft.rfftn, lambda k: jnp.fft.irfftn(k, s=real.shape))
     k1 = fwd1(one)
     ref = np.fft.rfftn(real.astype(np.float64))
-    floor_r2c, floor_c2r = _ducc_floor(real, repeats)
+    floor_r2c, floor_c2r = _ducc_ratios(real, np.asarray(k1), fwd1, one, bwd1, k1, repeats)
     solo = _Step(ns.jnp_transforms(n, dtype), n, dtype) if with_step else None
     rows = []
     for grid in grids:
@@ -123,13 +130,16 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
         # page faults a call (blocks mapped anew), each side
         faults = [faults_per_call(f, a) for f, a in ((fwd1, one), (fwd, x), (trips1, one),
                                                        (trips, x))]
-        copy = median_time(jax.jit(lambda a: a * 2), k, repeats=repeats)
+        # one copy pass of the spectrum over the grid, over one device's call
+        double = jax.jit(lambda a: a * 2)
+        copies = [paired_medians(double, k, f1, a1, repeats)
+                  for f1, a1 in ((fwd1, one), (bwd1, k1))]
         exchanges = plan.chain.exchanges
         row = dict(size=n, dtype=name, grid=label, exchanges=exchanges, rel_err=err,
                    one_rfftn_ms=1e3 * base["rfftn"], one_irfftn_ms=1e3 * base["irfftn"],
                    **ratio,
-                   floor_rfftn=(floor_r2c + exchanges * copy) / base["rfftn"],
-                   floor_irfftn=(floor_c2r + exchanges * copy) / base["irfftn"],
+                   floor_rfftn=floor_r2c + exchanges * copies[0][0] / copies[0][1],
+                   floor_irfftn=floor_c2r + exchanges * copies[1][0] / copies[1][1],
                    step=float("nan"), one_step_ms=float("nan"),
                    one_rfftn_faults=faults[0], rfftn_faults=faults[1],
                    one_trip_faults=faults[2], trip_faults=faults[3])

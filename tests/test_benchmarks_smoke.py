@@ -4,6 +4,7 @@ the benchmarks of benchmarks/gpu.sh run on the CPU at a tiny size and print thei
 Timings are checked for being positive and finite only: how fast anything runs on a
 loaded machine is not a test's business (subprocess timeouts only guard against hangs)."""
 import csv
+import importlib.util
 import math
 import os
 import re
@@ -104,7 +105,6 @@ def test_engines_table_on_cpu(tmp_path):
 
 def test_mpi_gpu_benchmark_on_cpu(tmp_path):
     """`mpirun -n 2 python -m benchmarks.mpi_gpu --platform cpu` (gpu.sh's MPI step) at 16³."""
-    import importlib.util
     mpirun = os.path.join(os.path.dirname(sys.executable), "mpirun")
     if not all(importlib.util.find_spec(m) for m in ("mpi4py", "mpi4jax")) or \
             not os.path.exists(mpirun):
@@ -147,6 +147,11 @@ def test_real_workloads_quick(tmp_path):
         assert 0 < float(row[key]) and math.isfinite(float(row[key])), key
     for key in ("one_rfftn_faults", "rfftn_faults", "one_trip_faults", "trip_faults"):
         assert float(row[key]) >= 0 and float(row[key]).is_integer(), key
+    for key in ("floor_rfftn", "floor_irfftn"):   # DUCC's transform, where ducc0 is
+        if importlib.util.find_spec("ducc0") is not None:
+            assert 0 < float(row[key]) and math.isfinite(float(row[key])), key
+        else:
+            assert math.isnan(float(row[key])), key
     assert (tmp_path / "real_workloads.png").stat().st_size > 1000
     again = subprocess.run([sys.executable, "-m", "benchmarks.real_workloads", "--from-csv",
                             str(tmp_path / "real_workloads.csv"), "--out", str(tmp_path)],
@@ -279,7 +284,6 @@ def test_r2r_benchmark_tiny(tmp_path):
 
 def _mpirun_or_skip():
     """mpirun next to the Python, else skip (mpi4py and mpi4jax too)."""
-    import importlib.util
     mpirun = os.path.join(os.path.dirname(sys.executable), "mpirun")
     if not all(importlib.util.find_spec(m) for m in ("mpi4py", "mpi4jax")) or \
             not os.path.exists(mpirun):
