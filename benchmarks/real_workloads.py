@@ -16,8 +16,8 @@ device** (``jnp.fft``) measured in the same process:
   copy pass of the spectrum over the grid per exchange of the plan, as a ratio to
   one-device ``jnp.fft.rfftn`` (``irfftn``), each part timed alternately with that
   call: what a distributed transform cannot beat on this machine;
-- the **page faults** a call takes on each side (``rfftn`` and the round trips): the
-  blocks it maps anew. The run starts under a steady glibc malloc setting
+- the **page faults** a call takes on each side (``rfftn``, the round trips and the
+  time step): the blocks it maps anew. The run starts under a steady glibc malloc setting
   (``--malloc steady``, :data:`benchmarks.common.STEADY_MALLOC`), where neither side
   maps blocks anew once warm; ``--malloc default`` measures the process as it comes.
 
@@ -142,14 +142,19 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
                    floor_irfftn=floor_c2r + exchanges * copies[1][0] / copies[1][1],
                    step=float("nan"), one_step_ms=float("nan"),
                    one_rfftn_faults=faults[0], rfftn_faults=faults[1],
-                   one_trip_faults=faults[2], trip_faults=faults[3])
+                   one_trip_faults=faults[2], trip_faults=faults[3],
+                   one_step_faults=float("nan"), step_faults=float("nan"))
         if with_step:
             dist = _Step(ns.pfft_transforms(n, mesh, dtype), n, dtype)
             # alternated with one device's step, as every other figure is: a step at
             # 256³ takes seconds, long enough for the machine to change between them
             one_step, t_step = paired_medians(solo.step, solo.state, dist.step, dist.state,
                                               max(3, repeats // 2))
-            row.update(step=t_step / one_step, one_step_ms=1e3 * one_step)
+            # one call each after a warm-up: a step at 256³ takes seconds
+            one_faults, step_faults = (faults_per_call(run.step, run.state, calls=1)
+                                       for run in (solo, dist))
+            row.update(step=t_step / one_step, one_step_ms=1e3 * one_step,
+                       one_step_faults=one_faults, step_faults=step_faults)
         rows.append(row)
         progress("  " + ", ".join(f"{c} {row[c]:.2f}" for c in
                                   ("rfftn", "irfftn", "padded_rfftn", "padded_irfftn",
@@ -171,6 +176,8 @@ COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}
            ("rfftn_faults", "rfftn faults", "{:.0f}"),
            ("one_trip_faults", "1-dev round-trip faults", "{:.0f}"),
            ("trip_faults", "round-trip faults", "{:.0f}"),
+           ("one_step_faults", "1-dev step faults", "{:.0f}"),
+           ("step_faults", "step faults", "{:.0f}"),
            ("rel_err", "rel. error", "{:.1e}")]
 
 

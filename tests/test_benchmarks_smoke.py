@@ -145,7 +145,8 @@ def test_real_workloads_quick(tmp_path):
     assert int(row["exchanges"]) == 2 and float(row["rel_err"]) < 1e-6
     for key in ("rfftn", "irfftn", "padded_rfftn", "padded_irfftn", "round_trip", "step"):
         assert 0 < float(row[key]) and math.isfinite(float(row[key])), key
-    for key in ("one_rfftn_faults", "rfftn_faults", "one_trip_faults", "trip_faults"):
+    for key in ("one_rfftn_faults", "rfftn_faults", "one_trip_faults", "trip_faults",
+                "one_step_faults", "step_faults"):
         assert float(row[key]) >= 0 and float(row[key]).is_integer(), key
     for key in ("floor_rfftn", "floor_irfftn"):   # DUCC's transform, where ducc0 is
         if importlib.util.find_spec("ducc0") is not None:
