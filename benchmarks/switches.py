@@ -102,7 +102,8 @@ def measure(switch: str, n: int, dtype, grids, repeats: int, progress=print,
     return rows
 
 
-COLUMNS = [("plan", "plan", "{}"), ("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}"),
+COLUMNS = [("plan", "plan", "{}"), ("size", "N³", "{}"), ("dtype", "dtype", "{}"),
+           ("grid", "grid", "{}"),
            ("collectives", "forward collectives", "{}"),
            ("collectives_off", "switched off", "{}"),
            ("forward_ms", "forward ms", "{:.2f}"), ("forward_off_ms", "off ms", "{:.2f}"),

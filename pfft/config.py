@@ -12,8 +12,8 @@ __all__ = ["show_config", "config_text"]
 
 _PACKAGES = ("pfft", "jax", "jaxlib", "numpy", "mpi4py", "mpi4jax")
 _MPI4JAX_HINT = "pip install --no-build-isolation mpi4jax (docs/mpi.md#install)"
-_ENV = ("PFFT_ENGINE", "PFFT_KERNELS_DIR", "PFFT_NUM_THREADS", "PFFT_NO_PASS_PAIRS", "PFFT_NO_IN_PLACE",
-        "PFFT_NO_SWAPS", "PFFT_NO_HUGEPAGE_ADVICE", "XLA_FLAGS", "JAX_PLATFORMS")
+_ENV = ("PFFT_ENGINE", "PFFT_KERNELS_DIR", "PFFT_NUM_THREADS", "PFFT_NO_PASS_PAIRS",
+        "PFFT_NO_IN_PLACE", "PFFT_NO_SWAPS", "PFFT_NO_HUGEPAGE_ADVICE", "XLA_FLAGS", "JAX_PLATFORMS")
 
 
 def _version(package: str) -> str:

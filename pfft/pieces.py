@@ -32,7 +32,8 @@ from typing import NamedTuple
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
-           "pairs_enabled", "in_place_enabled", "transform", "ready_for", "pack", "exchange", "assemble"]
+           "pairs_enabled", "in_place_enabled", "transform", "ready_for", "pack", "exchange",
+           "assemble"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the

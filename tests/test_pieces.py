@@ -359,7 +359,8 @@ def test_pieces_kernel_refuses_in_place_where_groups_would_overwrite_others():
 def _aliased_kernel_calls(text: str) -> int:
     """How many pfft_pieces calls of a compiled HLO write over an input."""
     return sum(1 for line in text.splitlines()
-               if 'custom_call_target="pfft_pieces"' in line and "output_to_operand_aliasing" in line)
+               if 'custom_call_target="pfft_pieces"' in line
+               and "output_to_operand_aliasing" in line)
 
 
 @pytest.mark.parametrize("grid, plan_kw, in_place", [
