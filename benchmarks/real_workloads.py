@@ -15,7 +15,10 @@ device** (``jnp.fft``) measured in the same process:
   (``ducc0.fft``, the library both engines wrap; absent without ``ducc0``) plus one
   copy pass of the spectrum over the grid per exchange of the plan, as a ratio to
   one-device ``jnp.fft.rfftn`` (``irfftn``), each part timed alternately with that
-  call: what a distributed transform cannot beat on this machine;
+  call: what a distributed transform cannot beat on this machine unless it makes
+  fewer passes over memory than DUCC does. The padded spectrum's floor counts the
+  padded plan's exchanges; a round trip's weighs the forward and backward floors by
+  one device's times;
 - the **page faults** a call takes on each side (``rfftn``, the round trips and the
   time step): the blocks it maps anew. The run starts under a steady glibc malloc setting
   (``--malloc steady``, :data:`benchmarks.common.STEADY_MALLOC`), where neither side
@@ -84,6 +87,22 @@ def _ducc_ratios(x: np.ndarray, k: np.ndarray, fwd1, one, bwd1, k1,
     return t_r2c / t_one, t_c2r / t_one_back
 
 
+def _floors(r2c: float, c2r: float, copy: list[float], exchanges: int,
+            padded_exchanges: int, base: dict) -> dict:
+    """Each workload's floor, as a ratio to one device: DUCC's whole transform
+    (``r2c``, ``c2r``) plus one copy pass of the spectrum (``copy``: forward's and
+    backward's, each over the one-device call it was paired with) per exchange of the
+    plan. A round trip's floor weighs the two by one device's ``rfftn`` and ``irfftn``
+    times (``base``)."""
+    fwd, bwd = base["rfftn"], base["irfftn"]
+    floor_rfftn = r2c + exchanges * copy[0]
+    floor_irfftn = c2r + exchanges * copy[1]
+    return dict(floor_rfftn=floor_rfftn, floor_irfftn=floor_irfftn,
+                floor_padded_rfftn=r2c + padded_exchanges * copy[0],
+                floor_padded_irfftn=c2r + padded_exchanges * copy[1],
+                floor_round_trip=(floor_rfftn * fwd + floor_irfftn * bwd) / (fwd + bwd))
+
+
 class _Step:
     """One jitted RK4 step of the Navier–Stokes solver and its initial state."""
 
@@ -135,11 +154,11 @@ def measure(n: int, dtype, grids, repeats: int, with_step: bool, progress=print)
         copies = [paired_medians(double, k, f1, a1, repeats)
                   for f1, a1 in ((fwd1, one), (bwd1, k1))]
         exchanges = plan.chain.exchanges
+        floors = _floors(floor_r2c, floor_c2r, [c / one for c, one in copies],
+                         exchanges, padded.chain.exchanges, base)
         row = dict(size=n, dtype=name, grid=label, exchanges=exchanges, rel_err=err,
                    one_rfftn_ms=1e3 * base["rfftn"], one_irfftn_ms=1e3 * base["irfftn"],
-                   **ratio,
-                   floor_rfftn=floor_r2c + exchanges * copies[0][0] / copies[0][1],
-                   floor_irfftn=floor_c2r + exchanges * copies[1][0] / copies[1][1],
+                   **ratio, **floors,
                    step=float("nan"), one_step_ms=float("nan"),
                    one_rfftn_faults=faults[0], rfftn_faults=faults[1],
                    one_trip_faults=faults[2], trip_faults=faults[3],
@@ -169,8 +188,11 @@ COLUMNS = [("size", "N³", "{}"), ("dtype", "dtype", "{}"), ("grid", "grid", "{}
            ("one_irfftn_ms", "1-dev irfftn ms", "{:.1f}"),
            ("irfftn", "**irfftn**", "{:.2f}"), ("floor_irfftn", "irfftn floor", "{:.2f}"),
            ("padded_rfftn", "padded rfftn", "{:.2f}"),
+           ("floor_padded_rfftn", "padded rfftn floor", "{:.2f}"),
            ("padded_irfftn", "padded irfftn", "{:.2f}"),
+           ("floor_padded_irfftn", "padded irfftn floor", "{:.2f}"),
            ("round_trip", f"**{ROUND_TRIPS} round trips**", "{:.2f}"),
+           ("floor_round_trip", "round-trip floor", "{:.2f}"),
            ("one_step_ms", "1-dev RK4 step ms", "{:.0f}"), ("step", "**RK4 step**", "{:.2f}"),
            ("one_rfftn_faults", "1-dev rfftn faults", "{:.0f}"),
            ("rfftn_faults", "rfftn faults", "{:.0f}"),
@@ -194,14 +216,15 @@ def plot(rows, path: str, note: str | None = None) -> None:
     import matplotlib.pyplot as plt
 
     panels = [("rfftn", "floor_rfftn"), ("irfftn", "floor_irfftn"),
-              ("round_trip", None), ("step", None)]
+              ("round_trip", "floor_round_trip"), ("step", None)]
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), sharey=True)
     grids = sorted({r["grid"] for r in rows}, key=lambda g: (len(g), g))
     colour = {g: plt.cm.tab10(i % 10) for i, g in enumerate(grids)}
     series = sorted({(r["grid"], r["dtype"]) for r in rows})
     for ax, (key, floor) in zip(axes, panels):
         for grid, dtype in series:
-            pts = sorted((int(r["size"]), float(r[key]), float(r[floor]) if floor else None)
+            pts = sorted((int(r["size"]), float(r[key]),
+                          float(r.get(floor, np.nan)) if floor else None)
                          for r in rows if r["grid"] == grid and r["dtype"] == dtype)
             pts = [p for p in pts if not np.isnan(p[1])]
             if not pts:

@@ -148,11 +148,15 @@ def test_real_workloads_quick(tmp_path):
     for key in ("one_rfftn_faults", "rfftn_faults", "one_trip_faults", "trip_faults",
                 "one_step_faults", "step_faults"):
         assert float(row[key]) >= 0 and float(row[key]).is_integer(), key
-    for key in ("floor_rfftn", "floor_irfftn"):   # DUCC's transform, where ducc0 is
+    for key in ("floor_rfftn", "floor_irfftn", "floor_padded_rfftn", "floor_padded_irfftn",
+                "floor_round_trip"):   # DUCC's transform, where ducc0 is
         if importlib.util.find_spec("ducc0") is not None:
             assert 0 < float(row[key]) and math.isfinite(float(row[key])), key
         else:
             assert math.isnan(float(row[key])), key
+    forward, backward = float(row["floor_rfftn"]), float(row["floor_irfftn"])
+    if not math.isnan(forward):   # a round trip's floor weighs the two
+        assert min(forward, backward) <= float(row["floor_round_trip"]) <= max(forward, backward)
     assert (tmp_path / "real_workloads.png").stat().st_size > 1000
     again = subprocess.run([sys.executable, "-m", "benchmarks.real_workloads", "--from-csv",
                             str(tmp_path / "real_workloads.csv"), "--out", str(tmp_path)],
