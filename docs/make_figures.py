@@ -32,13 +32,13 @@ def _real_workloads(path):
 
     rows = real_workloads._read_csv(str(DATA / "real_workloads.csv"))
     real_workloads.plot(rows, str(path), note=(
-        f"{CPU_BOX_THP}, 2026-11-26 (session 20, a slower day than session 19), malloc "
-        "steady. python -m benchmarks.real_workloads --sizes 64 128 --dtypes float32 float64 "
-        "--step-sizes 128 --repeats 7 (64³ rows), the same with --sizes 128 (128³ rows), "
-        "--sizes 256 --step-sizes (none) --repeats 5 (docs/data/real_workloads.csv); the "
-        "256³ float64 steps of 4, 2x2 and 2x4 from --sizes 256 --dtypes float64 --step-sizes "
-        "256 --repeats 3 (one device's step maps a 4.1 GB temporary anew each call). Solid "
-        "float32, dashed ""float64, dotted: the float32 floor."))
+        f"{CPU_BOX_THP}, 2026-11-26 (session 21), malloc steady. python -m "
+        "benchmarks.real_workloads --sizes 64 128 --dtypes float32 float64 --step-sizes 128 "
+        "--repeats 7 (64³ and 128³ rows), --sizes 256 --step-sizes (none) --repeats 5 "
+        "(docs/data/real_workloads.csv); the 256³ float64 steps of 4, 2x2 and 2x4 are "
+        "session 20's (--sizes 256 --dtypes float64 --step-sizes 256 --repeats 3; one "
+        "device's step maps a 4.1 GB temporary anew each call). Solid float32, dashed "
+        "float64, dotted: the float32 floor."))
 
 
 def _fixed_costs(path):
