@@ -14,6 +14,7 @@ each forward plan compiles to and whether the two variants' results are the same
 
     python -m benchmarks.switches [--switch PFFT_NO_SWAPS] [--plan r2c] [--sizes 64 128]
         [--dtypes float32 float64] [--grids 4 2x2 1x4 8 2x4 4x2] [--repeats 11] [--plot]
+        [--malloc steady|default]
 
 The dtypes name the real data; ``--plan c2c`` transforms complex data of that
 precision.
@@ -23,9 +24,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (ROUND_TRIPS, jitted_round_trips, markdown_table, paired_medians,
-                     parse_grids, read_results, run_header, save_plot, simulate_cpu_devices,
-                     write_results)
+from .common import (ROUND_TRIPS, add_malloc_argument, apply_malloc, jitted_round_trips,
+                     markdown_table, paired_medians, parse_grids, read_results, run_header,
+                     save_plot, simulate_cpu_devices, write_results)
 
 simulate_cpu_devices(8)
 
@@ -160,8 +161,11 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=11)
     ap.add_argument("--out", default="results")
     ap.add_argument("--plot", action="store_true")
+    add_malloc_argument(ap)
     args = ap.parse_args(argv)
-    print(run_header(f"{args.switch} unset / set, {PLANS[args.plan][1]} plans"))
+    malloc = apply_malloc(args.malloc, "benchmarks.switches", argv)
+    print(run_header(f"{args.switch} unset / set, {PLANS[args.plan][1]} plans",
+                     f"8 simulated CPU devices, {malloc}"))
     rows = []
     for n in args.sizes:
         for dtype in args.dtypes:

@@ -247,6 +247,9 @@ def test_switches_tiny(tmp_path, switch, plan):
         for key in ("forward", "backward", "trips", "forward_ms", "forward_off_ms"):
             assert 0 < float(r[key]) < math.inf, (key, r)
     assert "**forward on / off**" in proc.stdout
+    if sys.platform.startswith("linux"):  # started again under the steady malloc setting
+        assert proc.stdout.splitlines()[0].endswith(
+            "malloc steady (" + ":".join(STEADY_MALLOC) + ")")
     assert (tmp_path / f"{name}.png").stat().st_size > 1000
 
 
