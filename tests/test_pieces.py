@@ -124,6 +124,24 @@ def test_pieces_kernel_batches_lines_past_a_length_one_axis(kind, dtype, shape, 
                         scale=0.5, dtype=dtype, seed=11))
 
 
+# Lines contiguous in memory (along the last axis) with both sides cut along them into
+# runs of 10-20 points: the kernel takes a piece's run of every line of a group at a
+# time, as in the first pass of a pencil `fftn` (output cut along z) and the last of
+# its inverse (input cut along z); 75 lines, so every lane group runs
+@pytest.mark.parametrize("kind", ["c2c", "r2c", "c2r", "copy"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("sign_in, sign_out", [(0, 0), (-1, 1)])
+def test_pieces_kernel_moves_long_runs_of_lines_cut_along_them(kind, dtype, sign_in,
+                                                               sign_out):
+    """Contiguous lines cut along the transform axis on both sides, long runs in each
+    piece (two or four pieces, with padding): the values match numpy."""
+    _check_problem(dict(shape=(75, 40), f=1, cut_in=1, cut_out=1,
+                        p_in=2 if kind == "c2r" else 4, p_out=2, kind=kind,
+                        weighted=kind in ("r2c", "c2r"), sign_in=sign_in, sign_out=sign_out,
+                        me_in=1, me_out=1, inverse=kind == "c2r", scale=0.5, dtype=dtype,
+                        seed=13))
+
+
 def _check_problem(pb):
     """Runs one problem of `problems()` and checks it against `_reference`."""
     shape, f, ndim, kind = list(pb["shape"]), pb["f"], len(pb["shape"]), pb["kind"]

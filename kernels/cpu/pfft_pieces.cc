@@ -287,12 +287,22 @@ struct AxisMap {
   std::vector<ptrdiff_t> offset;
   bool split = false;  // the side is cut along the transform axis
   bool unit = false;   // the axis is contiguous in one piece
+  // Cut along the transform axis: where each run of points that lie next to each
+  // other in one piece starts (and, last, the end), if the runs average 8 points or
+  // more; else empty.
+  std::vector<size_t> runs;
 
   AxisMap(const Side &s, size_t f, size_t points)
       : piece(points, 0), offset(points),
         split(s.split == static_cast<int>(f)),
         unit(s.strides[f] == 1 && s.split != static_cast<int>(f)) {
     for (size_t t = 0; t < points; ++t) s.locate(f, t, piece[t], offset[t]);
+    if (!split) return;
+    for (size_t t = 0; t < points; ++t)
+      if (t == 0 || piece[t] != piece[t - 1] || offset[t] != offset[t - 1] + 1)
+        runs.push_back(t);
+    runs.push_back(points);
+    if (8 * (runs.size() - 1) > points) runs.clear();
   }
 };
 
@@ -476,6 +486,21 @@ class LaneGroup {
         E *src = Row<E>(s, m, piece, base, t);
         if (ahead) Prefetch(src + ahead);
         for (size_t j = 0; j < kLines; ++j) visit(t, j, src[j]);
+      }
+    } else if (m.split && !m.runs.empty()) {
+      // each line is contiguous within a piece: a run at a time, as in one piece (the
+      // next group's lines fetched a cache line at a time)
+      constexpr size_t kPerLine = std::max<size_t>(1, 64 / sizeof(E));
+      for (size_t r = 0; r + 1 < m.runs.size(); ++r) {
+        const size_t t0 = m.runs[r], t1 = m.runs[r + 1];
+        E *start = reinterpret_cast<E *>(s.ptrs[m.piece[t0]]) + m.offset[t0];
+        E *lane[kLines];
+        for (size_t j = 0; j < kLines; ++j) lane[j] = start + base[j];
+        for (size_t t = t0; t < t1; ++t) {
+          if (ahead && (t - t0) % kPerLine == 0)
+            for (size_t j = 0; j < kLines; ++j) Prefetch1(start + base[ahead + j] + (t - t0));
+          for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][t - t0]);
+        }
       }
     } else if (m.split) {
       for (size_t t = 0; t < points; ++t) {
