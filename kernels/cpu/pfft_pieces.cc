@@ -488,19 +488,15 @@ class LaneGroup {
         for (size_t j = 0; j < kLines; ++j) visit(t, j, src[j]);
       }
     } else if (m.split && !m.runs.empty()) {
-      // each line is contiguous within a piece: a run at a time, as in one piece (the
-      // next group's lines fetched a cache line at a time)
-      constexpr size_t kPerLine = std::max<size_t>(1, 64 / sizeof(E));
+      // each line is contiguous within a piece: a run at a time, as in one piece
       for (size_t r = 0; r + 1 < m.runs.size(); ++r) {
-        const size_t t0 = m.runs[r], t1 = m.runs[r + 1];
+        const size_t t0 = m.runs[r];
         E *start = reinterpret_cast<E *>(s.ptrs[m.piece[t0]]) + m.offset[t0];
-        E *lane[kLines];
+        E *lane[kLines], *next[kLines] = {};
         for (size_t j = 0; j < kLines; ++j) lane[j] = start + base[j];
-        for (size_t t = t0; t < t1; ++t) {
-          if (ahead && (t - t0) % kPerLine == 0)
-            for (size_t j = 0; j < kLines; ++j) Prefetch1(start + base[ahead + j] + (t - t0));
-          for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][t - t0]);
-        }
+        if (ahead)
+          for (size_t j = 0; j < kLines; ++j) next[j] = start + base[ahead + j];
+        Stream(lane, ahead ? next : nullptr, t0, m.runs[r + 1], visit);
       }
     } else if (m.split) {
       for (size_t t = 0; t < points; ++t) {
@@ -512,22 +508,31 @@ class LaneGroup {
       for (size_t j = 0; j < kLines; ++j)
         lane[j] = reinterpret_cast<E *>(s.ptrs[piece[j]]) + base[j];
       if (m.unit) {
-        E *next[kLines] = {};  // the next group's lines, fetched a cache line at a time
+        E *next[kLines] = {};
         if (ahead)
           for (size_t j = 0; j < kLines; ++j)
             next[j] = reinterpret_cast<E *>(s.ptrs[piece[ahead + j]]) + base[ahead + j];
-        constexpr size_t kPerLine = std::max<size_t>(1, 64 / sizeof(E));
-        for (size_t t = 0; t < points; ++t) {
-          if (ahead && t % kPerLine == 0)
-            for (size_t j = 0; j < kLines; ++j) Prefetch1(next[j] + t);
-          for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][t]);
-        }
+        Stream(lane, ahead ? next : nullptr, 0, points, visit);
       } else {
         for (size_t t = 0; t < points; ++t) {
           const ptrdiff_t off = m.offset[t];
           for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][off]);
         }
       }
+    }
+  }
+
+  // visit(t, j, element) for points t0 <= t < t1 of kLines lines, each contiguous from
+  // lane[j] (which holds point t0); with `next`, the next group's lines (from next[j])
+  // are fetched a cache line at a time.
+  template <typename E, typename Visit>
+  static void Stream(E *const *lane, E *const *next, size_t t0, size_t t1, Visit &visit) {
+    constexpr size_t kPerLine = std::max<size_t>(1, 64 / sizeof(E));
+    for (size_t t = t0; t < t1; ++t) {
+      const size_t u = t - t0;
+      if (next && u % kPerLine == 0)
+        for (size_t j = 0; j < kLines; ++j) Prefetch1(next[j] + u);
+      for (size_t j = 0; j < kLines; ++j) visit(t, j, lane[j][u]);
     }
   }
 
