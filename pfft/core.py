@@ -20,11 +20,12 @@ import numpy as np
 from .arguments import (R2R_KINDS, check_norm, check_padding, check_plan_options, check_shape,
                         complex_dtype, norm_scale, normalize_axes, r2r_dtype)
 from .autodiff import BACKWARD, FORWARD, Variant, apply
+from .engines.choice import PerStageEngine
 from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
 from .planner import Chain, build_chain
-from .stages import Exchange
+from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
            "r2r_frequencies"]
@@ -316,6 +317,26 @@ class PlanCore:
     def _entry(self, variant: Variant) -> Callable:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _abstract_input(self, variant: Variant):  # pragma: no cover - abstract
+        """A ``jax.ShapeDtypeStruct`` of what :meth:`_entry`'s function takes."""
+        raise NotImplementedError
+
+    def fft_engines(self) -> list[str] | None:
+        """For a plan whose engine chooses per transform (``engine="auto"`` on GPUs):
+        the engine ("xla" or "native") each FFT stage of :meth:`forward` runs, in the
+        chain's order, read from a lowering of it (nothing is compiled); else None."""
+        import jax
+
+        if not isinstance(self.engine, PerStageEngine):
+            return None
+        traces = self.trace_count
+        try:
+            with self.engine.recording() as log:
+                jax.jit(self._entry(FORWARD)).lower(self._abstract_input(FORWARD))
+        finally:
+            self.trace_count = traces         # a description is not a call
+        return log
+
     # -- wavenumbers -------------------------------------------------------------------
     def _frequencies(self, d, angular: bool) -> list[tuple[int, np.ndarray]]:
         """``(axis, values)`` for each transformed axis in increasing order: numpy's
@@ -403,8 +424,16 @@ class PlanCore:
                 return ""
             return (", as 1 swap of pieces" if send.sign == 0
                     else f", as {st.size - 1} collective permute(s) of pieces")
+        engines = iter(self.fft_engines() or ())
+
+        def by(st) -> str:              # a per-stage engine: which one runs an FFT stage
+            if isinstance(self.engine, PerStageEngine) and isinstance(st, (LocalFFT, RealFFT)):
+                return f", by {next(engines, '?')}"
+            if isinstance(self.engine, PerStageEngine) and isinstance(st, LocalR2R):
+                return ", by xla"
+            return ""
         lines = [f"  in : {self.chain.in_layout}"]
-        lines += [f"  {i}. {st}{how(st)}" for i, st in enumerate(self.chain.stages, 1)]
+        lines += [f"  {i}. {st}{how(st)}{by(st)}" for i, st in enumerate(self.chain.stages, 1)]
         lines.append(f"  out: {self.chain.out_layout}")
         return lines
 

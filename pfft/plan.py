@@ -119,6 +119,13 @@ class Plan(PlanCore):
             x = place(x, self._chain(variant).in_layout.sharding(self.mesh))
         return x
 
+    def _abstract_input(self, variant: Variant) -> jax.ShapeDtypeStruct:
+        chain = self._chain(variant)
+        return jax.ShapeDtypeStruct(chain.in_layout.padded_shape,
+                                    self._dtype_at(chain, first=True),
+                                    sharding=chain.in_layout.sharding(self.mesh)
+                                    if self._distributed else None)
+
     def _entry(self, variant: Variant) -> Callable:
         """The traced function behind :meth:`forward` and friends: check, cast, place, apply."""
         chain = self._chain(variant)
@@ -178,12 +185,7 @@ class Plan(PlanCore):
         """
         if reverse not in self._collectives:
             variant = BACKWARD if reverse else FORWARD
-            chain = self._chain(variant)
-            arg = jax.ShapeDtypeStruct(chain.in_layout.padded_shape,
-                                       self._dtype_at(chain, first=True),
-                                       sharding=chain.in_layout.sharding(self.mesh)
-                                       if self._distributed else None)
-            text = self._jitted_for(variant).lower(arg).compile().as_text()
+            text = self._jitted_for(variant).lower(self._abstract_input(variant)).compile().as_text()
             self._collectives[reverse] = count_collectives(text)
         return dict(self._collectives[reverse])
 

@@ -6,6 +6,7 @@ tests skip, with the reason, only where the library cannot be built (no C++
 compiler, or ``PFFT_ALLOW_NO_KERNELS=1``); elsewhere a missing library fails them.
 """
 import itertools
+import math
 import os
 import shutil
 import subprocess
@@ -420,3 +421,123 @@ def test_cufft_plan_cache_calls_need_the_gpu_kernels():
         native.cufft_plan_cache_info()
     with pytest.raises(ValueError, match="maxsize"):
         native.set_cufft_plan_cache_size(0)
+
+
+@needs_cpu_kernels
+def test_per_stage_engine_routes_each_transform_and_matches_numpy():
+    """The GPU's ``engine="auto"`` sends a transform over the innermost axes (the halved
+    one last) to ``lax.fft``, where its ``1/n`` is the factor asked for or it scales
+    nothing, and every other one to the native kernel; here the CPU kernels stand in
+    for cuFFT. Each call gives numpy's values (float64) times its scale."""
+    eng = choice.PerStageEngine(native, 1, "cpu", False)
+    rng = np.random.default_rng(10)
+    x = random_array(rng, (6, 5, 4), np.complex128)
+    r = x.real.copy()
+    k = np.fft.rfftn(r, axes=(1, 2))
+    cases = [  # call, want, engine
+        (lambda a: eng.fft(a, (2,), False), np.fft.fft(x, axis=2), "xla"),
+        (lambda a: eng.fft(a, (0, 1, 2), False, scale=0.5), 0.5 * np.fft.fftn(x), "xla"),
+        (lambda a: eng.fft(a, (1, 2), True, scale=1 / 20), np.fft.ifftn(x, axes=(1, 2)), "xla"),
+        (lambda a: eng.fft(a, (2,), True), 4 * np.fft.ifft(x, axis=2), "native"),
+        (lambda a: eng.fft(a, (0,), False), np.fft.fft(x, axis=0), "native"),
+        (lambda a: eng.fft(a, (0, 2), True, scale=1 / 24), np.fft.ifftn(x, axes=(0, 2)),
+         "native"),
+        (lambda a: eng.rfft(a.real, (1, 2)), k, "xla"),
+        (lambda a: eng.rfft(a.real, (1, 2), inverse=True, scale=2.0), 2 * np.conj(k), "xla"),
+        (lambda a: eng.rfft(a.real, (2, 1)), np.fft.rfftn(r, axes=(2, 1)), "native"),
+        (lambda a: eng.rfft(a.real, (0, 1)), np.fft.rfftn(r, axes=(0, 1)), "native"),
+    ]
+    for call, want, engine in cases:
+        with eng.recording() as log:
+            got = jax.jit(call)(x)
+        assert log == [engine], (engine, log)
+        assert rel_err(got, want) <= 1e-12, engine
+    kk = jnp.asarray(k)
+    for call, want, engine in [
+            (lambda a: eng.irfft(a, (1, 2), 4, scale=1 / 20), r, "xla"),
+            (lambda a: eng.irfft(a, (1, 2), 4, inverse=False, scale=1 / 20),
+             np.fft.irfftn(np.conj(k), (5, 4), axes=(1, 2)), "xla"),
+            (lambda a: eng.irfft(a, (1, 2), 4), 20 * r, "native")]:
+        with eng.recording() as log:
+            got = jax.jit(call)(kk)
+        assert log == [engine] and rel_err(got, want) <= 1e-12, (engine, log)
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("grid", [(1, 1), (4,), (2, 2)], ids=str)
+def test_plans_on_the_per_stage_engine_match_numpy_and_say_which_engine_runs(grid,
+                                                                             monkeypatch):
+    """Plans on the per-stage engine (the CPU kernels standing in for cuFFT): fftn,
+    ifftn, rfftn, irfftn and a gradient against numpy in float64; the printout names
+    the engine of each FFT stage, lax.fft for the innermost axes (the first stage of
+    every forward chain here), the native kernel for strided ones."""
+    import sys
+    cpu = jax.devices("cpu")
+    monkeypatch.setattr(sys.modules["pfft.plan"], "engine_for_plan",
+                        lambda *a: choice.PerStageEngine(native, 1, "cpu", False))
+    pfft.clear_plan_cache()
+    try:
+        mesh = pfft.make_mesh(grid, cpu[:math.prod(grid)])
+        shape = (8, 12, 10)
+        x = random_array(np.random.default_rng(11), shape, np.complex128)
+        plan = pfft.plan(shape, np.complex128, mesh)
+        assert isinstance(plan.engine, choice.PerStageEngine)
+        engines = plan.fft_engines()
+        assert engines[0] == "xla" and all(e == "native" for e in engines[1:])
+        from pfft.stages import LocalFFT
+        assert len(engines) == sum(isinstance(st, LocalFFT) for st in plan.chain.stages)
+        assert len(engines) == {(1, 1): 1, (4,): 2, (2, 2): 3}[grid]
+        assert str(plan).count(", by ") == len(engines)
+        traces = plan.trace_count
+        k = plan.forward(pfft.device_put(x, mesh))
+        assert rel_err(k, np.fft.fftn(x)) <= 1e-12
+        assert rel_err(plan.backward(k), x) <= 1e-12
+        assert plan.trace_count == traces + 2
+        rplan = pfft.plan(shape, np.float64, mesh, kind="r2c")
+        assert rplan.fft_engines()[0] == "xla"
+        r = pfft.device_put(x.real, mesh)
+        kr = rplan.forward(r)
+        assert rel_err(kr, np.fft.rfftn(x.real)) <= 1e-12
+        assert rel_err(rplan.backward(kr), x.real) <= 1e-12
+        w = np.arange(shape[-1] // 2 + 1) + 1.0
+        with jax.set_mesh(mesh):
+            g = jax.grad(lambda a: jnp.sum(jnp.abs(rplan.forward(a) * w) ** 2))(r)
+        want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a) * w) ** 2))(
+            jnp.asarray(x.real))
+        assert rel_err(g, want) <= 1e-12
+    finally:
+        pfft.clear_plan_cache()
+
+
+def test_gpu_kernel_calls_declare_their_working_memory_as_an_output(monkeypatch):
+    """The GPU kernels get their working memory (cuFFT's work area, the c2r input copy)
+    as a second output of the custom call, sized by the library when the call is traced:
+    lowered for CUDA here with the library's answer stood in, the call returns the
+    transform and a uint8 buffer of that size (batched under vmap), and the CPU
+    lowering of the same function keeps its one output."""
+    if not native.available("cpu"):
+        pytest.skip(f"needs the CPU kernels: {native.unavailable_reason('cpu')}")
+    real_load = native._kernels.load
+    monkeypatch.setattr(native._kernels, "load",
+                        lambda p: (True, "stood in") if p == "cuda" else real_load(p))
+    asked = []
+
+    def workspace(*args):
+        asked.append(args)
+        return 4096
+    monkeypatch.setattr(native, "gpu_workspace_bytes", workspace)
+    x = jnp.ones((4, 6, 5), jnp.float32)
+    f = jax.jit(lambda a: native.irfft(native.rfft(a, (0, 2)), (0, 2), 5))
+    text = f.trace(x).lower(lowering_platforms=("cuda",)).as_text()
+    for target, shapes in (("pfft_r2c", "(tensor<4x6x3xcomplex<f32>>, tensor<4096xui8>)"),
+                           ("pfft_c2r", "(tensor<4x6x5xf32>, tensor<4096xui8>)")):
+        line = next(ln for ln in text.splitlines() if f"@{target}(" in ln)
+        assert line.endswith(shapes), line
+    assert asked == [("pfft_r2c", (4, 6, 5), (4, 6, 3), (-3, -1), False),
+                     ("pfft_c2r", (4, 6, 3), (4, 6, 5), (-3, -1), False)]
+    text = jax.jit(jax.vmap(lambda a: native.fft(a, 0))).trace(
+        x.astype(jnp.complex128)).lower(lowering_platforms=("cuda",)).as_text()
+    assert "-> (tensor<4x6x5xcomplex<f64>>, tensor<4x4096xui8>)" in text
+    cpu_text = f.trace(x).lower(lowering_platforms=("cpu",)).as_text()
+    assert "ui8" not in cpu_text and "@pfft_r2c(" in cpu_text
+    np.testing.assert_allclose(np.asarray(f(x)), 20 * np.ones((4, 6, 5)), rtol=1e-6)

@@ -14,6 +14,16 @@
 // other axes as C2C. cuFFT's R2C has the - sign and its C2R the + sign: the other sign
 // is a conjugation, of the output after R2C, of the input copy before C2R (cuFFT
 // overwrites a C2R input, so C2R always works on a copy).
+//
+// cuFFT refuses (CUFFT_INVALID_VALUE) a real-side pointer that is not aligned to the
+// complex element: a real step therefore never loops over the inner dimensions (each
+// launch would start one real element further), and where its launches over the outer
+// dimensions would start at offsets that are not multiples of kAlignBytes, the real side
+// goes through a pitched copy (rows padded to an aligned length).
+//
+// All working memory (the C2R input copy, the pitched copy, cuFFT's work area) is one
+// buffer the caller provides, laid out by Arrange(); its size is known before the call
+// (pfft asks for it from Python and declares it as an extra output of the custom call).
 #pragma once
 
 #include <algorithm>
@@ -26,8 +36,14 @@ namespace pfft {
 namespace cufft_schedule {
 
 enum class Kind { kC2C, kR2C, kC2R };  // the transform of a handler, and of one step
-enum class Buffer { kIn, kOut, kTmp };  // the handler's input, its output, a scratch copy
+// the handler's input, its output, the C2R input copy, the pitched copy of a real side
+enum class Buffer { kIn, kOut, kTmp, kPitched };
 constexpr int kForward = -1, kInverse = +1;  // CUFFT_FORWARD, CUFFT_INVERSE
+// every launch's real-side pointer is a multiple of this many bytes from its buffer's
+// start (XLA's buffers start at least this aligned)
+constexpr long long kAlignBytes = 16;
+// each part of the working memory starts at a multiple of this
+constexpr long long kArenaAlignBytes = 256;
 
 // One cufftPlanMany (advanced layout, inembed = onembed = n) and the loop of launches
 // that covers the other batch dimension. Strides, distances and steps in elements.
@@ -45,13 +61,41 @@ struct Step {
   Buffer src, dst;
 };
 
+// `rows` rows of `width` real elements, dense on the block's side and `pitch` apart
+// in the pitched buffer (rows == 0: no copy).
+struct PitchedCopy {
+  long long rows = 0, width = 0, pitch = 0;
+};
+
 struct Schedule {
   bool copy_to_tmp = false;  // tmp = in (same shape) before the steps ...
   bool conj_copy = false;    // ... conjugated
+  PitchedCopy pitch_in;      // pitched = in, before the steps (R2C)
   std::vector<Step> steps;
+  PitchedCopy pitch_out;     // out = pitched, after the steps (C2R)
   bool conj_out = false;     // out = conj(out) * scale after the steps
   double scale = 1.0;
+  long long tmp_elems = 0;      // complex elements of the C2R input copy
+  long long pitched_elems = 0;  // real elements of the pitched copy
 };
+
+// Where each part of a schedule's working memory lies in one buffer, in bytes.
+struct Arena {
+  long long tmp = 0, pitched = 0, work = 0, total = 0;  // offsets, and the size
+};
+
+inline long long AlignUp(long long v, long long a) { return (v + a - 1) / a * a; }
+
+// The working memory of `s` for elements of `real_size` bytes (4 or 8) and a cuFFT work
+// area of `work_bytes` (the largest any step's plan needs).
+inline Arena Arrange(const Schedule &s, long long real_size, long long work_bytes) {
+  Arena a;
+  a.tmp = 0;
+  a.pitched = AlignUp(s.tmp_elems * 2 * real_size, kArenaAlignBytes);
+  a.work = a.pitched + AlignUp(s.pitched_elems * real_size, kArenaAlignBytes);
+  a.total = a.work + AlignUp(work_bytes, kArenaAlignBytes);
+  return a;
+}
 
 inline long long Prod(const std::vector<long long> &d, int from, int to) {  // [from, to)
   long long p = 1;
@@ -115,13 +159,46 @@ inline Layout RunLayout(const std::vector<long long> &din, const std::vector<lon
   return l;
 }
 
+// The R2C (or, `real_out`, C2R) step over the halved axis h of a block `din` -> `dout`:
+// one launch where the block has nothing before or after h; else one launch per outer
+// index over a batch of the inner ones (never a loop over the inner ones: each launch
+// would start one real element further, unaligned). Where the outer launches' real side
+// would start unaligned, it is read from (R2C) or written to (C2R) a pitched copy,
+// described in `copy`. `real_size`: bytes of a real element.
+inline Layout RealLayout(const std::vector<long long> &din, const std::vector<long long> &dout,
+                         int h, bool real_out, long long real_size, PitchedCopy &copy) {
+  copy = PitchedCopy{};
+  const std::vector<long long> &real = real_out ? dout : din;
+  int ndim = static_cast<int>(din.size());
+  long long outer = Prod(din, 0, h), inner = Prod(din, h + 1, ndim);
+  if (outer == 1 || inner == 1) return RunLayout(din, dout, h, h, real_out);
+  Layout l;
+  l.rank = 1;
+  l.n[0] = real[h];
+  l.batch = inner;
+  l.loops = outer;
+  l.istride = l.ostride = inner;
+  l.idist = l.odist = 1;
+  long long line = real[h] * inner, bins = (real[h] / 2 + 1) * inner;
+  long long align = kAlignBytes / real_size;
+  long long real_step = line;
+  if (line % align != 0) {
+    real_step = AlignUp(line, align);
+    copy = PitchedCopy{outer, line, real_step};
+  }
+  l.in_step = real_out ? bins : real_step;
+  l.out_step = real_out ? real_step : bins;
+  return l;
+}
+
 // The schedule of a handler: `kind` over `axes` (resolved, in the order given: the
 // last is the halved axis of R2C/C2R) of a block `din` -> `dout`, with the sign of
-// `forward` and a final scale. "" or an error (shapes that do not fit the kind).
+// `forward` and a final scale, for real elements of `real_size` bytes (4 or 8). "" or
+// an error (shapes that do not fit the kind).
 inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
                                 const std::vector<long long> &dout,
                                 const std::vector<int> &axes, bool forward, double scale,
-                                Schedule &s) {
+                                long long real_size, Schedule &s) {
   s = Schedule{};
   s.scale = scale;
   if (axes.empty()) return "pfft: no axes to transform";
@@ -145,23 +222,30 @@ inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
       c2c_runs(AdjacentRuns(axes), din, forward ? kForward : kInverse, Buffer::kIn,
                Buffer::kOut);
       break;
-    case Kind::kR2C:
+    case Kind::kR2C: {
       if (dout[h] != din[h] / 2 + 1) return "pfft r2c: output must halve the last axis";
-      s.steps.push_back({Kind::kR2C, kForward, RunLayout(din, dout, h, h, false),
-                         Buffer::kIn, Buffer::kOut});
+      Layout l = RealLayout(din, dout, h, false, real_size, s.pitch_in);
+      s.pitched_elems = s.pitch_in.rows * s.pitch_in.pitch;
+      s.steps.push_back({Kind::kR2C, kForward, l,
+                         s.pitch_in.rows ? Buffer::kPitched : Buffer::kIn, Buffer::kOut});
       c2c_runs(AdjacentRuns(axes, h), dout, kForward, Buffer::kOut, Buffer::kOut);
       s.conj_out = !forward;  // the + sign of a real input's transform: conj of the - sign
       break;
-    case Kind::kC2R:
+    }
+    case Kind::kC2R: {
       if (din[h] != dout[h] / 2 + 1)
         return "pfft c2r: input must hold n//2+1 bins on the last axis";
       // the - sign transform of Hermitian z is the + sign transform of conj(z)
       s.copy_to_tmp = true;
       s.conj_copy = forward;
+      s.tmp_elems = Prod(din, 0, int(din.size()));
       c2c_runs(AdjacentRuns(axes, h), din, kInverse, Buffer::kTmp, Buffer::kTmp);
-      s.steps.push_back({Kind::kC2R, kInverse, RunLayout(din, dout, h, h, true),
-                         Buffer::kTmp, Buffer::kOut});
+      Layout l = RealLayout(din, dout, h, true, real_size, s.pitch_out);
+      s.pitched_elems = s.pitch_out.rows * s.pitch_out.pitch;
+      s.steps.push_back({Kind::kC2R, kInverse, l, Buffer::kTmp,
+                         s.pitch_out.rows ? Buffer::kPitched : Buffer::kOut});
       break;
+    }
   }
   return "";
 }

@@ -3,7 +3,9 @@
 // = -1, unnormalised, R2C keeping n/2+1 bins, C2R reading a Hermitian half), and the
 // result is compared with direct DFTs along the axes of a row-major block. Also: no
 // launch reads or writes outside its buffer, each step writes every element of its
-// output exactly once, and bad shapes are refused. Exit status 0 when all checks hold.
+// output exactly once (pitched copies' padding never), every launch's real-side pointer
+// is aligned as cuFFT needs, the working memory's parts do not overlap, and bad shapes
+// are refused. Exit status 0 when all checks hold.
 // Run by tests/test_engines.py (make -C kernels schedule-test).
 #include <cmath>
 #include <complex>
@@ -126,6 +128,7 @@ struct Buf {
   std::vector<cs_complex> c;
   std::vector<double> r;
   std::vector<int> writes;
+  std::vector<bool> pad;  // elements no step may read or write (a pitched copy's padding)
   bool real = false;
   long long size() const { return real ? (long long)r.size() : (long long)c.size(); }
 };
@@ -134,8 +137,9 @@ struct Buf {
 // n[0..rank-1], inembed = onembed = n) is at l*step + b*dist + linear(x)*stride, where
 // linear uses n[1..rank-1] (cuFFT ignores embed[0]). R2C/C2R: rank 1, the complex side
 // holds n/2+1 elements. Out of place semantics per transform (in place works the same,
-// since one transform's elements are read before they are written).
-void RunStep(const cs::Step &st, Buf &src, Buf &dst) {
+// since one transform's elements are read before they are written). `real_size`: bytes
+// of a real element, for the alignment of each launch's real side.
+void RunStep(const cs::Step &st, Buf &src, Buf &dst, long long real_size) {
   const cs::Layout &l = st.layout;
   CHECK(l.rank >= 1 && l.rank <= 3, "rank %d", l.rank);
   if (st.kind != cs::Kind::kC2C) CHECK(l.rank == 1, "real transform of rank %d", l.rank);
@@ -161,6 +165,12 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst) {
   std::fill(dst.writes.begin(), dst.writes.end(), 0);
   long long last = l.n[l.rank - 1];
   for (long long lp = 0; lp < l.loops; ++lp) {
+    if (st.kind == cs::Kind::kR2C)
+      CHECK(lp * l.in_step * real_size % cs::kAlignBytes == 0,
+            "R2C launch %lld reads from real element %lld: unaligned", lp, lp * l.in_step);
+    if (st.kind == cs::Kind::kC2R)
+      CHECK(lp * l.out_step * real_size % cs::kAlignBytes == 0,
+            "C2R launch %lld writes from real element %lld: unaligned", lp, lp * l.out_step);
     for (long long b = 0; b < l.batch; ++b) {
       // gather
       std::vector<cs_complex> v(n_in);
@@ -168,8 +178,8 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst) {
       for (long long e = 0; e < n_in; ++e) {
         long long pos = linear(e, st.kind == cs::Kind::kC2R ? half : last);
         long long at = lp * l.in_step + b * l.idist + pos * l.istride;
-        if (at < 0 || at >= src.size()) {
-          CHECK(false, "read at %lld of %lld", at, src.size());
+        if (at < 0 || at >= src.size() || (!src.pad.empty() && src.pad[at])) {
+          CHECK(false, "read at %lld of %lld (or of padding)", at, src.size());
           ok = false;
           break;
         }
@@ -201,8 +211,8 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst) {
       for (long long e = 0; e < n_out; ++e) {
         long long pos = linear(e, st.kind == cs::Kind::kR2C ? half : last);
         long long at = lp * l.out_step + b * l.odist + pos * l.ostride;
-        if (at < 0 || at >= dst.size()) {
-          CHECK(false, "write at %lld of %lld", at, dst.size());
+        if (at < 0 || at >= dst.size() || (!dst.pad.empty() && dst.pad[at])) {
+          CHECK(false, "write at %lld of %lld (or of padding)", at, dst.size());
           return;
         }
         if (dst.real) dst.r[at] = w[e].real();
@@ -212,14 +222,16 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst) {
     }
   }
   long long wrong = 0;
-  for (int w : dst.writes) wrong += w != 1;
+  for (size_t i = 0; i < dst.writes.size(); ++i)
+    wrong += dst.writes[i] != (dst.pad.empty() || !dst.pad[i] ? 1 : 0);
   CHECK(wrong == 0, "%lld of %lld output elements not written exactly once", wrong, dst.size());
 }
 
 // ------------------------------------------------------------ the handlers, emulated
 
 std::string Describe(cs::Kind kind, const std::vector<long long> &din,
-                     const std::vector<int> &axes, bool forward, double scale) {
+                     const std::vector<int> &axes, bool forward, double scale,
+                     long long real_size) {
   std::string s = kind == cs::Kind::kC2C ? "c2c" : kind == cs::Kind::kR2C ? "r2c" : "c2r";
   s += " dims (";
   for (long long v : din) s += std::to_string(v) + ",";
@@ -227,6 +239,7 @@ std::string Describe(cs::Kind kind, const std::vector<long long> &din,
   for (int a : axes) s += std::to_string(a) + ",";
   s += forward ? ") forward" : ") backward";
   s += " scale " + std::to_string(scale);
+  s += real_size == 4 ? " single" : " double";
   return s;
 }
 
@@ -236,9 +249,44 @@ double RelErr(const std::vector<cs_complex> &a, const std::vector<cs_complex> &b
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
 }
 
+// A pitched buffer of `c` (rows * pitch real elements), its padding marked and NaN.
+Buf Pitched(const cs::PitchedCopy &c) {
+  Buf b;
+  b.real = true;
+  b.r.assign(c.rows * c.pitch, std::nan(""));
+  b.writes.assign(b.r.size(), 0);
+  b.pad.assign(b.r.size(), false);
+  for (long long row = 0; row < c.rows; ++row)
+    for (long long e = c.width; e < c.pitch; ++e) b.pad[row * c.pitch + e] = true;
+  return b;
+}
+
+void CopyRows(const cs::PitchedCopy &c, const std::vector<double> &from, long long from_pitch,
+              std::vector<double> &to, long long to_pitch) {
+  for (long long row = 0; row < c.rows; ++row)
+    for (long long e = 0; e < c.width; ++e) to[row * to_pitch + e] = from[row * from_pitch + e];
+}
+
+// The working memory's parts lie in order, aligned, without overlap.
+void CheckArena(const cs::Schedule &s, long long real_size, const std::string &what) {
+  const long long work = 1000;
+  cs::Arena a = cs::Arrange(s, real_size, work);
+  CHECK(a.tmp == 0 && a.pitched % cs::kArenaAlignBytes == 0 &&
+            a.work % cs::kArenaAlignBytes == 0,
+        "%s: parts unaligned", what.c_str());
+  CHECK(a.pitched >= s.tmp_elems * 2 * real_size, "%s: the copy overlaps the pitched part",
+        what.c_str());
+  CHECK(a.work - a.pitched >= s.pitched_elems * real_size && a.total - a.work >= work,
+        "%s: parts overlap", what.c_str());
+  CHECK((s.tmp_elems > 0) == s.copy_to_tmp, "%s: a copy without room, or room for none",
+        what.c_str());
+  CHECK(s.pitched_elems == s.pitch_in.rows * s.pitch_in.pitch + s.pitch_out.rows * s.pitch_out.pitch,
+        "%s: pitched room differs from the pitched copies", what.c_str());
+}
+
 // Runs one handler's schedule as pfft_cuda.cu does and compares with the reference.
 void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector<int> axes,
-               bool forward, double scale, std::mt19937_64 &rng) {
+               bool forward, double scale, long long real_size, std::mt19937_64 &rng) {
   std::normal_distribution<double> g;
   int h = axes.back();
   auto real_dims = logical, half_dims = logical;
@@ -247,10 +295,11 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
   if (kind == cs::Kind::kR2C) dout = half_dims;
   if (kind == cs::Kind::kC2R) din = half_dims, dout = real_dims;
   cs::Schedule s;
-  std::string err = cs::MakeSchedule(kind, din, dout, axes, forward, scale, s);
-  std::string what = Describe(kind, din, axes, forward, scale);
+  std::string err = cs::MakeSchedule(kind, din, dout, axes, forward, scale, real_size, s);
+  std::string what = Describe(kind, din, axes, forward, scale, real_size);
   CHECK(err.empty(), "%s: %s", what.c_str(), err.c_str());
   if (!err.empty()) return;
+  CheckArena(s, real_size, what);
   Buf in, out, tmp;
   int sign = forward ? -1 : +1;
   std::vector<cs_complex> expect;
@@ -291,13 +340,22 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
     tmp.writes.assign(tmp.c.size(), 0);
   }
   in.writes.assign(in.size(), 0);
+  CHECK(!(s.pitch_in.rows && s.pitch_out.rows), "%s: two pitched copies", what.c_str());
+  Buf pitched = Pitched(s.pitch_in.rows ? s.pitch_in : s.pitch_out);
+  if (s.pitch_in.rows) CopyRows(s.pitch_in, in.r, s.pitch_in.width, pitched.r, s.pitch_in.pitch);
   auto buffer = [&](cs::Buffer b) -> Buf & {
-    return b == cs::Buffer::kIn ? in : b == cs::Buffer::kOut ? out : tmp;
+    return b == cs::Buffer::kIn ? in : b == cs::Buffer::kOut ? out
+         : b == cs::Buffer::kTmp ? tmp : pitched;
   };
   int before = failures;
   for (const cs::Step &st : s.steps) {
     CHECK(st.dst != cs::Buffer::kIn, "%s: a step writes the input", what.c_str());
-    RunStep(st, buffer(st.src), buffer(st.dst));
+    RunStep(st, buffer(st.src), buffer(st.dst), real_size);
+  }
+  if (s.pitch_out.rows) {
+    CopyRows(s.pitch_out, pitched.r, s.pitch_out.pitch, out.r, s.pitch_out.width);
+    CHECK(s.pitch_out.rows * s.pitch_out.width == out.size(),
+          "%s: the pitched copy does not cover the output", what.c_str());
   }
   std::vector<cs_complex> got;
   if (out.real) got.assign(out.r.begin(), out.r.end());
@@ -310,17 +368,17 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
 
 void CheckRefused() {
   cs::Schedule s;
-  CHECK(!cs::MakeSchedule(cs::Kind::kR2C, {4, 6}, {4, 6}, {0, 1}, true, 1, s).empty(),
+  CHECK(!cs::MakeSchedule(cs::Kind::kR2C, {4, 6}, {4, 6}, {0, 1}, true, 1, 4, s).empty(),
         "r2c without a halved axis is refused");
-  CHECK(!cs::MakeSchedule(cs::Kind::kC2R, {4, 6}, {4, 9}, {0, 1}, true, 1, s).empty(),
+  CHECK(!cs::MakeSchedule(cs::Kind::kC2R, {4, 6}, {4, 9}, {0, 1}, true, 1, 4, s).empty(),
         "c2r with 6 bins for 9 points is refused");
-  CHECK(cs::MakeSchedule(cs::Kind::kC2R, {4, 5}, {4, 9}, {0, 1}, true, 1, s).empty(),
+  CHECK(cs::MakeSchedule(cs::Kind::kC2R, {4, 5}, {4, 9}, {0, 1}, true, 1, 4, s).empty(),
         "c2r with 5 bins for 9 points is taken");
-  CHECK(!cs::MakeSchedule(cs::Kind::kC2C, {4, 6}, {4, 5}, {0, 1}, true, 1, s).empty(),
+  CHECK(!cs::MakeSchedule(cs::Kind::kC2C, {4, 6}, {4, 5}, {0, 1}, true, 1, 4, s).empty(),
         "c2c changing a shape is refused");
-  CHECK(!cs::MakeSchedule(cs::Kind::kR2C, {4, 6}, {3, 4}, {1}, true, 1, s).empty(),
+  CHECK(!cs::MakeSchedule(cs::Kind::kR2C, {4, 6}, {3, 4}, {1}, true, 1, 4, s).empty(),
         "r2c changing an axis it does not halve is refused");
-  CHECK(cs::MakeSchedule(cs::Kind::kC2C, {4, 0, 3}, {4, 0, 3}, {0, 2}, true, 1, s).empty() &&
+  CHECK(cs::MakeSchedule(cs::Kind::kC2C, {4, 0, 3}, {4, 0, 3}, {0, 2}, true, 1, 4, s).empty() &&
             s.steps.empty(),
         "an empty block is taken and runs nothing");
   std::vector<int> r;
@@ -336,20 +394,40 @@ void CheckRefused() {
 // batching over the larger of outer and inner, 3+1 for four adjacent axes.
 void CheckShapesOfPlans() {
   cs::Schedule s;
-  cs::MakeSchedule(cs::Kind::kC2C, {8, 8, 8}, {8, 8, 8}, {0, 1, 2}, true, 1, s);
+  cs::MakeSchedule(cs::Kind::kC2C, {8, 8, 8}, {8, 8, 8}, {0, 1, 2}, true, 1, 4, s);
   CHECK(s.steps.size() == 1 && s.steps[0].layout.rank == 3 && s.steps[0].layout.loops == 1,
         "fftn over (0,1,2) of a 3-D block is one rank-3 plan, one launch");
-  cs::MakeSchedule(cs::Kind::kC2C, {8, 4, 2}, {8, 4, 2}, {0}, true, 1, s);
+  cs::MakeSchedule(cs::Kind::kC2C, {8, 4, 2}, {8, 4, 2}, {0}, true, 1, 4, s);
   CHECK(s.steps.size() == 1 && s.steps[0].layout.istride == 8 && s.steps[0].layout.batch == 8 &&
             s.steps[0].layout.idist == 1 && s.steps[0].layout.loops == 1,
         "axis 0 is strided with a batch of the inner dims, one launch");
-  cs::MakeSchedule(cs::Kind::kC2C, {2, 3, 4, 5}, {2, 3, 4, 5}, {0, 1, 2, 3}, true, 1, s);
+  cs::MakeSchedule(cs::Kind::kC2C, {2, 3, 4, 5}, {2, 3, 4, 5}, {0, 1, 2, 3}, true, 1, 4, s);
   CHECK(s.steps.size() == 2 && s.steps[0].layout.rank == 3 && s.steps[1].layout.rank == 1 &&
             s.steps[0].src == cs::Buffer::kIn && s.steps[1].src == cs::Buffer::kOut,
         "four adjacent axes: a rank-3 plan from the input, then a rank-1 plan in place");
-  cs::MakeSchedule(cs::Kind::kC2C, {16, 4, 2}, {16, 4, 2}, {1}, true, 1, s);
+  cs::MakeSchedule(cs::Kind::kC2C, {16, 4, 2}, {16, 4, 2}, {1}, true, 1, 4, s);
   CHECK(s.steps.size() == 1 && s.steps[0].layout.batch == 16 && s.steps[0].layout.loops == 2,
         "the middle axis batches the larger outer dims and loops over the inner");
+  // real steps loop over the outer dims only, through a pitched copy where a launch
+  // would start unaligned: a (3, 4, 5, 6) r2c over axis 2 gave cuFFT error 4 when its
+  // launches stepped one float along the inner dims
+  cs::MakeSchedule(cs::Kind::kR2C, {3, 4, 5, 6}, {3, 4, 3, 6}, {2}, true, 1, 4, s);
+  CHECK(s.steps.size() == 1 && s.steps[0].layout.loops == 12 && s.steps[0].layout.batch == 6 &&
+            s.pitch_in.rows == 12 && s.pitch_in.width == 30 && s.pitch_in.pitch == 32 &&
+            s.steps[0].src == cs::Buffer::kPitched && s.steps[0].layout.in_step == 32,
+        "r2c of (3,4,5,6) over axis 2, single: 12 launches from rows pitched to 32 floats");
+  cs::MakeSchedule(cs::Kind::kR2C, {3, 4, 5, 6}, {3, 4, 3, 6}, {2}, true, 1, 8, s);
+  CHECK(s.pitch_in.rows == 0 && s.steps[0].src == cs::Buffer::kIn &&
+            s.steps[0].layout.in_step == 30,
+        "r2c of (3,4,5,6) over axis 2, double: 30 doubles a row are aligned, no copy");
+  cs::MakeSchedule(cs::Kind::kC2R, {16, 2, 3}, {16, 3, 3}, {1}, true, 1, 8, s);
+  CHECK(s.pitch_out.rows == 16 && s.pitch_out.width == 9 && s.pitch_out.pitch == 10 &&
+            s.steps.back().dst == cs::Buffer::kPitched && s.copy_to_tmp &&
+            s.tmp_elems == 16 * 2 * 3,
+        "c2r of (16,2,3) to (16,3,3) over axis 1, double: rows of 9 pitched to 10");
+  cs::MakeSchedule(cs::Kind::kR2C, {7, 9}, {7, 5}, {1}, true, 1, 4, s);
+  CHECK(s.pitch_in.rows == 0 && s.steps[0].layout.loops == 1 && s.steps[0].layout.batch == 7,
+        "the last axis: one launch over every line, whatever its length");
 }
 
 }  // namespace
@@ -366,9 +444,10 @@ int main() {
   for (cs::Kind kind : kinds)
     for (const auto &axes : axis_sets)
       for (bool fwd : {true, false}) {
-        CheckCase(kind, {6, 5, 4}, axes, fwd, fwd ? 1.0 : 1.0 / 7, rng);
-        CheckCase(kind, {3, 8, 7}, axes, fwd, 1.0, rng);
-        cases += 2;
+        CheckCase(kind, {6, 5, 4}, axes, fwd, fwd ? 1.0 : 1.0 / 7, 4, rng);
+        CheckCase(kind, {3, 8, 7}, axes, fwd, 1.0, 8, rng);
+        CheckCase(kind, {5, 3, 3}, axes, fwd, 1.0, 4, rng);
+        cases += 3;
       }
   // random blocks: 1 to 5 dims of 1 to 7, 1 to 4 axes in any order
   std::uniform_int_distribution<int> nd(1, 5), len(1, 7), coin(0, 1), k3(0, 2);
@@ -381,7 +460,8 @@ int main() {
     std::shuffle(all.begin(), all.end(), rng);
     int naxes = std::uniform_int_distribution<int>(1, std::min(ndim, 4))(rng);
     std::vector<int> axes(all.begin(), all.begin() + naxes);
-    CheckCase(kinds[k3(rng)], dims, axes, coin(rng) == 1, coin(rng) ? 1.0 : 0.25, rng);
+    CheckCase(kinds[k3(rng)], dims, axes, coin(rng) == 1, coin(rng) ? 1.0 : 0.25,
+              coin(rng) ? 4 : 8, rng);
     ++cases;
   }
   if (failures) {

@@ -15,8 +15,14 @@
 // file only executes such a schedule.
 //
 // Plans live in a cache keyed by (type, geometry, device, stream) behind a mutex;
-// each plan has its own mutex for set-stream / set-work-area / exec. Work areas
-// come from XLA's ScratchAllocator (cufftSetAutoAllocation(0) + cufftSetWorkArea).
+// each plan has its own mutex for set-stream / set-work-area / exec.
+//
+// Working memory (the C2R input copy, a pitched copy of a real side, cuFFT's work area:
+// cufftSetAutoAllocation(0) + cufftSetWorkArea) is one more output of the custom call,
+// a uint8 buffer XLA allocates like any other: pfft_cuda_workspace_size() tells Python
+// its size when the call is traced (XLA's FFI scratch allocator gave none on the GPUs
+// tried). Under vmap (broadcast_all) that output gains the batch dimensions too; where a
+// batched schedule needs more than the batch's share, the batch runs one block at a time.
 
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -24,8 +30,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -97,18 +105,44 @@ pfft::LruCache<PlanKey, Plan> &Cache() {
   return *cache;
 }
 
+// A plan for `key` on the current device, without a work area of its own.
+cufftResult MakePlan(const PlanKey &key, Plan &plan) {
+  cufftResult r = cufftCreate(&plan.handle);
+  if (r == CUFFT_SUCCESS) r = cufftSetAutoAllocation(plan.handle, 0);
+  std::array<long long, 3> n = key.n, embed = key.n;
+  if (r == CUFFT_SUCCESS)
+    r = cufftMakePlanMany64(plan.handle, key.rank, n.data(), embed.data(), key.istride,
+                            key.idist, embed.data(), key.ostride, key.odist, key.type,
+                            key.batch, &plan.work_size);
+  return r;
+}
+
 ffi::Error GetPlan(const PlanKey &key, std::shared_ptr<Plan> &out) {
   out = Cache().Get(key);
   if (out) return ffi::Error::Success();
   auto plan = std::make_shared<Plan>();  // made outside the cache's lock
-  PFFT_CUFFT(cufftCreate(&plan->handle));
-  PFFT_CUFFT(cufftSetAutoAllocation(plan->handle, 0));
-  std::array<long long, 3> n = key.n, embed = key.n;
-  PFFT_CUFFT(cufftMakePlanMany64(plan->handle, key.rank, n.data(), embed.data(), key.istride,
-                                 key.idist, embed.data(), key.ostride, key.odist, key.type,
-                                 key.batch, &plan->work_size));
+  PFFT_CUFFT(MakePlan(key, *plan));
   out = Cache().Put(key, plan);
   return ffi::Error::Success();
+}
+
+// The work area a plan of `key`'s geometry needs on the current device (the stream
+// plays no part), remembered: asked for when a call is traced.
+cufftResult WorkSize(PlanKey key, size_t &bytes) {
+  static std::mutex mu;
+  static std::map<PlanKey, size_t> sizes;
+  key.stream = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = sizes.find(key);
+    if (it != sizes.end()) return bytes = it->second, CUFFT_SUCCESS;
+  }
+  Plan plan;
+  cufftResult r = MakePlan(key, plan);
+  if (r != CUFFT_SUCCESS) return r;
+  std::lock_guard<std::mutex> lock(mu);
+  bytes = sizes[key] = plan.work_size;
+  return CUFFT_SUCCESS;
 }
 
 // ---------------------------------------------------------------- elementwise kernels
@@ -159,14 +193,9 @@ cufftType TypeOf(cs::Kind kind, bool dbl) {
   }
 }
 
-// One step of a schedule (kernels/common/cufft_schedule.h): a plan from the cache and
-// its loop of launches, the work area from XLA's scratch allocator.
-ffi::Error ExecStep(cudaStream_t stream, ffi::ScratchAllocator &scratch, bool dbl,
-                    const cs::Step &step, const void *in, void *out) {
+// The plan key of one step of a schedule (kernels/common/cufft_schedule.h).
+PlanKey KeyOf(const cs::Step &step, bool dbl, int device, cudaStream_t stream) {
   const cs::Layout &l = step.layout;
-  size_t real = dbl ? sizeof(double) : sizeof(float), cplx = 2 * real;
-  size_t in_elem = step.kind == cs::Kind::kR2C ? real : cplx;
-  size_t out_elem = step.kind == cs::Kind::kC2R ? real : cplx;
   PlanKey key{};
   key.type = TypeOf(step.kind, dbl);
   key.rank = l.rank;
@@ -176,42 +205,47 @@ ffi::Error ExecStep(cudaStream_t stream, ffi::ScratchAllocator &scratch, bool db
   key.ostride = l.ostride;
   key.odist = l.odist;
   key.batch = l.batch;
-  PFFT_CUDA(cudaGetDevice(&key.device));
+  key.device = device;
   key.stream = stream;
-  std::shared_ptr<Plan> plan;
-  PFFT_TRY(GetPlan(key, plan));
-  std::lock_guard<std::mutex> lock(plan->mu);
-  PFFT_CUFFT(cufftSetStream(plan->handle, stream));
-  if (plan->work_size > 0) {
-    auto work = scratch.Allocate(plan->work_size, 256);
-    if (!work.has_value()) return ffi::Error::Internal("pfft: no scratch for cuFFT work area");
-    PFFT_CUFFT(cufftSetWorkArea(plan->handle, *work));
-  }
+  return key;
+}
+
+// One step: its plan's loop of launches on `stream`, with the work area `work`.
+ffi::Error ExecStep(cudaStream_t stream, Plan &plan, void *work, bool dbl,
+                    const cs::Step &step, const void *in, void *out) {
+  const cs::Layout &l = step.layout;
+  size_t real = dbl ? sizeof(double) : sizeof(float), cplx = 2 * real;
+  size_t in_elem = step.kind == cs::Kind::kR2C ? real : cplx;
+  size_t out_elem = step.kind == cs::Kind::kC2R ? real : cplx;
+  cufftType type = TypeOf(step.kind, dbl);
+  std::lock_guard<std::mutex> lock(plan.mu);
+  PFFT_CUFFT(cufftSetStream(plan.handle, stream));
+  if (plan.work_size > 0) PFFT_CUFFT(cufftSetWorkArea(plan.handle, work));
   auto *src = static_cast<char *>(const_cast<void *>(in));
   auto *dst = static_cast<char *>(out);
   for (long long k = 0; k < l.loops; ++k) {
     void *i = src + k * l.in_step * in_elem;
     void *o = dst + k * l.out_step * out_elem;
-    switch (key.type) {
+    switch (type) {
       case CUFFT_C2C:
-        PFFT_CUFFT(cufftExecC2C(plan->handle, (cufftComplex *)i, (cufftComplex *)o,
+        PFFT_CUFFT(cufftExecC2C(plan.handle, (cufftComplex *)i, (cufftComplex *)o,
                                 step.direction));
         break;
       case CUFFT_Z2Z:
-        PFFT_CUFFT(cufftExecZ2Z(plan->handle, (cufftDoubleComplex *)i, (cufftDoubleComplex *)o,
+        PFFT_CUFFT(cufftExecZ2Z(plan.handle, (cufftDoubleComplex *)i, (cufftDoubleComplex *)o,
                                 step.direction));
         break;
       case CUFFT_R2C:
-        PFFT_CUFFT(cufftExecR2C(plan->handle, (cufftReal *)i, (cufftComplex *)o));
+        PFFT_CUFFT(cufftExecR2C(plan.handle, (cufftReal *)i, (cufftComplex *)o));
         break;
       case CUFFT_D2Z:
-        PFFT_CUFFT(cufftExecD2Z(plan->handle, (cufftDoubleReal *)i, (cufftDoubleComplex *)o));
+        PFFT_CUFFT(cufftExecD2Z(plan.handle, (cufftDoubleReal *)i, (cufftDoubleComplex *)o));
         break;
       case CUFFT_C2R:
-        PFFT_CUFFT(cufftExecC2R(plan->handle, (cufftComplex *)i, (cufftReal *)o));
+        PFFT_CUFFT(cufftExecC2R(plan.handle, (cufftComplex *)i, (cufftReal *)o));
         break;
       case CUFFT_Z2D:
-        PFFT_CUFFT(cufftExecZ2D(plan->handle, (cufftDoubleComplex *)i, (cufftDoubleReal *)o));
+        PFFT_CUFFT(cufftExecZ2D(plan.handle, (cufftDoubleComplex *)i, (cufftDoubleReal *)o));
         break;
       default:
         return ffi::Error::Internal("pfft: unknown cuFFT type");
@@ -243,10 +277,99 @@ const char *TypesError(cs::Kind kind, ffi::DataType in, ffi::DataType out, bool 
   return "pfft: unknown transform kind";
 }
 
+// A schedule, its plans from the cache, and where its working memory lies.
+struct Prepared {
+  cs::Schedule s;
+  std::vector<std::shared_ptr<Plan>> plans;
+  cs::Arena arena;
+};
+
+size_t RealSize(bool dbl) { return dbl ? sizeof(double) : sizeof(float); }
+
+ffi::Error Prepare(cs::Kind kind, bool dbl, const std::vector<long long> &din,
+                   const std::vector<long long> &dout, const std::vector<int> &axes,
+                   bool forward, double scale, cudaStream_t stream, Prepared &p) {
+  std::string err = cs::MakeSchedule(kind, din, dout, axes, forward, scale, RealSize(dbl), p.s);
+  if (!err.empty()) return ffi::Error::InvalidArgument(err);
+  int device = 0;
+  PFFT_CUDA(cudaGetDevice(&device));
+  size_t work = 0;
+  p.plans.clear();
+  for (const cs::Step &step : p.s.steps) {
+    std::shared_ptr<Plan> plan;
+    PFFT_TRY(GetPlan(KeyOf(step, dbl, device, stream), plan));
+    work = std::max(work, plan->work_size);
+    p.plans.push_back(std::move(plan));
+  }
+  p.arena = cs::Arrange(p.s, RealSize(dbl), static_cast<long long>(work));
+  return ffi::Error::Success();
+}
+
+// One block through a prepared schedule: x -> y, working memory at `ws`.
+ffi::Error Run(const Prepared &p, cudaStream_t stream, bool dbl, cs::Kind kind, const void *x,
+               void *y, char *ws, long long count_in, long long count_out) {
+  const cs::Schedule &s = p.s;
+  size_t real = RealSize(dbl);
+  void *tmp = ws + p.arena.tmp, *pitched = ws + p.arena.pitched, *work = ws + p.arena.work;
+  if (s.copy_to_tmp) {  // C2R: cuFFT overwrites its input
+    if (s.conj_copy && dbl)
+      CopyConj<cufftDoubleComplex><<<Blocks(count_in), 256, 0, stream>>>(
+          static_cast<const cufftDoubleComplex *>(x), static_cast<cufftDoubleComplex *>(tmp),
+          count_in);
+    else if (s.conj_copy)
+      CopyConj<cufftComplex><<<Blocks(count_in), 256, 0, stream>>>(
+          static_cast<const cufftComplex *>(x), static_cast<cufftComplex *>(tmp), count_in);
+    else
+      PFFT_CUDA(cudaMemcpyAsync(tmp, x, count_in * 2 * real, cudaMemcpyDeviceToDevice, stream));
+  }
+  if (s.pitch_in.rows)  // R2C whose launches would start unaligned: rows padded
+    PFFT_CUDA(cudaMemcpy2DAsync(pitched, s.pitch_in.pitch * real, x, s.pitch_in.width * real,
+                                s.pitch_in.width * real, s.pitch_in.rows,
+                                cudaMemcpyDeviceToDevice, stream));
+  auto buffer = [&](cs::Buffer b) -> void * {
+    switch (b) {
+      case cs::Buffer::kIn: return const_cast<void *>(x);
+      case cs::Buffer::kOut: return y;
+      case cs::Buffer::kTmp: return tmp;
+      default: return pitched;
+    }
+  };
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    PFFT_TRY(ExecStep(stream, *p.plans[i], work, dbl, s.steps[i], buffer(s.steps[i].src),
+                      buffer(s.steps[i].dst)));
+  if (s.pitch_out.rows)  // C2R likewise: the padded rows back to the dense output
+    PFFT_CUDA(cudaMemcpy2DAsync(y, s.pitch_out.width * real, pitched, s.pitch_out.pitch * real,
+                                s.pitch_out.width * real, s.pitch_out.rows,
+                                cudaMemcpyDeviceToDevice, stream));
+  if (kind == cs::Kind::kC2R) {
+    if (s.scale != 1.0 && dbl)
+      Scale<double><<<Blocks(count_out), 256, 0, stream>>>(static_cast<double *>(y), count_out,
+                                                            s.scale);
+    else if (s.scale != 1.0)
+      Scale<float><<<Blocks(count_out), 256, 0, stream>>>(static_cast<float *>(y), count_out,
+                                                           s.scale);
+  } else if (s.scale != 1.0 || s.conj_out) {
+    if (dbl)
+      ScaleConj<cufftDoubleComplex><<<Blocks(count_out), 256, 0, stream>>>(
+          static_cast<cufftDoubleComplex *>(y), count_out, s.scale, s.conj_out);
+    else
+      ScaleConj<cufftComplex><<<Blocks(count_out), 256, 0, stream>>>(
+          static_cast<cufftComplex *>(y), count_out, s.scale, s.conj_out);
+  }
+  PFFT_CUDA(cudaGetLastError());
+  return ffi::Error::Success();
+}
+
+std::string TooSmall(long long need, long long have) {
+  return "pfft: the transform needs " + std::to_string(need) + " bytes of working memory, "
+         "the call holds " + std::to_string(have) + " (traced for another GPU model?)";
+}
+
 // The three handlers: check the buffers, make the schedule, run it on the stream.
-// C2C runs in place when XLA aliases the output to the input (donated).
-ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::ScratchAllocator &scratch,
-                     ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+// C2C runs in place when XLA aliases the output to the input (donated). `ws` is the
+// working memory: its leading dimensions are vmap's batch dimensions, if any.
+ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::AnyBuffer x,
+                     ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
                      ffi::Span<const int64_t> axes, bool forward, double scale) {
   bool dbl = false;
   if (const char *types = TypesError(kind, x.element_type(), y->element_type(), dbl))
@@ -254,69 +377,54 @@ ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::ScratchAllocator &
   auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
   std::vector<int> ax;
   std::string err = cs::ResolveAxes(axes.begin(), axes.size(), int(din.size()), ax);
-  cs::Schedule s;
-  if (err.empty()) err = cs::MakeSchedule(kind, din, dout, ax, forward, scale, s);
   if (!err.empty()) return ffi::Error::InvalidArgument(err);
-  if (s.steps.empty()) return ffi::Error::Success();  // an empty block
+  Prepared p;
+  PFFT_TRY(Prepare(kind, dbl, din, dout, ax, forward, scale, stream, p));
+  if (p.s.steps.empty()) return ffi::Error::Success();  // an empty block
+  long long have = static_cast<long long>(ws->size_bytes());
+  auto *arena = static_cast<char *>(ws->untyped_data());
   long long count_in = static_cast<long long>(x.element_count());
-  void *tmp = nullptr;
-  if (s.copy_to_tmp) {  // C2R: cuFFT overwrites its input
-    auto t = scratch.Allocate(x.size_bytes(), 256);
-    if (!t.has_value()) return ffi::Error::Internal("pfft c2r: no scratch for the input copy");
-    tmp = *t;
-    if (s.conj_copy && dbl)
-      CopyConj<cufftDoubleComplex><<<Blocks(count_in), 256, 0, stream>>>(
-          static_cast<const cufftDoubleComplex *>(x.untyped_data()),
-          static_cast<cufftDoubleComplex *>(tmp), count_in);
-    else if (s.conj_copy)
-      CopyConj<cufftComplex><<<Blocks(count_in), 256, 0, stream>>>(
-          static_cast<const cufftComplex *>(x.untyped_data()), static_cast<cufftComplex *>(tmp),
-          count_in);
-    else
-      PFFT_CUDA(cudaMemcpyAsync(tmp, x.untyped_data(), x.size_bytes(), cudaMemcpyDeviceToDevice,
-                                stream));
-  }
-  auto buffer = [&](cs::Buffer b) -> void * {
-    return b == cs::Buffer::kIn ? x.untyped_data() : b == cs::Buffer::kOut ? y->untyped_data()
-                                                                           : tmp;
-  };
-  for (const cs::Step &step : s.steps)
-    PFFT_TRY(ExecStep(stream, scratch, dbl, step, buffer(step.src), buffer(step.dst)));
   long long count_out = static_cast<long long>(y->element_count());
-  void *out = y->untyped_data();
-  if (kind == cs::Kind::kC2R) {
-    if (s.scale != 1.0 && dbl)
-      Scale<double><<<Blocks(count_out), 256, 0, stream>>>(static_cast<double *>(out),
-                                                            count_out, s.scale);
-    else if (s.scale != 1.0)
-      Scale<float><<<Blocks(count_out), 256, 0, stream>>>(static_cast<float *>(out), count_out,
-                                                           s.scale);
-  } else if (s.scale != 1.0 || s.conj_out) {
-    if (dbl)
-      ScaleConj<cufftDoubleComplex><<<Blocks(count_out), 256, 0, stream>>>(
-          static_cast<cufftDoubleComplex *>(out), count_out, s.scale, s.conj_out);
-    else
-      ScaleConj<cufftComplex><<<Blocks(count_out), 256, 0, stream>>>(
-          static_cast<cufftComplex *>(out), count_out, s.scale, s.conj_out);
+  if (p.arena.total <= have)
+    return Run(p, stream, dbl, kind, x.untyped_data(), y->untyped_data(), arena, count_in,
+               count_out);
+  // a batched call whose schedule outgrew the batch's share: one block at a time
+  int nb = static_cast<int>(ws->dimensions().size()) - 1;
+  long long blocks = cs::Prod(din, 0, std::max(nb, 0));
+  if (nb <= 0 || blocks <= 1) return ffi::Error::Internal(TooSmall(p.arena.total, have));
+  std::vector<long long> bin(din.begin() + nb, din.end()), bout(dout.begin() + nb, dout.end());
+  std::vector<int> bax;
+  for (int a : ax) {
+    if (a < nb) return ffi::Error::InvalidArgument("pfft: a batch dimension is transformed");
+    bax.push_back(a - nb);
   }
-  PFFT_CUDA(cudaGetLastError());
+  Prepared b;
+  PFFT_TRY(Prepare(kind, dbl, bin, bout, bax, forward, scale, stream, b));
+  if (b.arena.total > have) return ffi::Error::Internal(TooSmall(b.arena.total, have));
+  size_t in_bytes = x.size_bytes() / blocks, out_bytes = y->size_bytes() / blocks;
+  for (long long k = 0; k < blocks; ++k)
+    PFFT_TRY(Run(b, stream, dbl, kind, static_cast<const char *>(x.untyped_data()) + k * in_bytes,
+                 static_cast<char *>(y->untyped_data()) + k * out_bytes, arena,
+                 count_in / blocks, count_out / blocks));
   return ffi::Error::Success();
 }
 
 template <cs::Kind kKind>
-ffi::Error Handler(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::AnyBuffer x,
-                   ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes, bool forward,
+ffi::Error Handler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                   ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes, bool forward,
                    double scale, int64_t /*nthreads: CPU only*/) {
-  return Transform(kKind, stream, scratch, x, y, axes, forward, scale);
+  return Transform(kKind, stream, x, y, ws, axes, forward, scale);
 }
+
+thread_local std::string last_error;
 
 }  // namespace
 
 #define PFFT_BIND                                      \
   ffi::Ffi::Bind()                                     \
       .Ctx<ffi::PlatformStream<cudaStream_t>>()        \
-      .Ctx<ffi::ScratchAllocator>()                    \
       .Arg<ffi::AnyBuffer>()                           \
+      .Ret<ffi::AnyBuffer>()                           \
       .Ret<ffi::AnyBuffer>()                           \
       .Attr<ffi::Span<const int64_t>>("axes")          \
       .Attr<bool>("forward")                           \
@@ -328,7 +436,52 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, Handler<cs::Kind::kC2C>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, Handler<cs::Kind::kR2C>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, Handler<cs::Kind::kC2R>, PFFT_BIND);
 
-extern "C" int pfft_cuda_abi_version() { return 1; }
+// 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
+extern "C" int pfft_cuda_abi_version() { return 2; }
+
+// The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
+// block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double
+// precision, on this thread's current device: the size of its second output. -1 on an
+// error, which pfft_cuda_last_error() then tells.
+extern "C" long long pfft_cuda_workspace_size(int kind, int ndim, const long long *din,
+                                              const long long *dout, int naxes,
+                                              const long long *axes, int dbl) {
+  if (kind < 0 || kind > 2 || ndim < 1 || naxes < 1) {
+    last_error = "pfft_cuda_workspace_size: bad arguments";
+    return -1;
+  }
+  std::vector<long long> in(din, din + ndim), out(dout, dout + ndim);
+  std::vector<int64_t> given(axes, axes + naxes);
+  std::vector<int> ax;
+  std::string err = cs::ResolveAxes(given.data(), given.size(), ndim, ax);
+  cs::Schedule s;
+  auto k = static_cast<cs::Kind>(kind);
+  if (err.empty()) err = cs::MakeSchedule(k, in, out, ax, true, 1.0, RealSize(dbl), s);
+  if (!err.empty()) {
+    last_error = err;
+    return -1;
+  }
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) {
+    last_error = std::string("pfft_cuda_workspace_size: ") + cudaGetErrorString(e);
+    return -1;
+  }
+  size_t work = 0;
+  for (const cs::Step &step : s.steps) {
+    size_t bytes = 0;
+    cufftResult r = WorkSize(KeyOf(step, dbl != 0, device, nullptr), bytes);
+    if (r != CUFFT_SUCCESS) {
+      last_error = "pfft_cuda_workspace_size: making a cuFFT plan: " + CufftName(r);
+      return -1;
+    }
+    work = std::max(work, bytes);
+  }
+  if (s.steps.empty()) return 0;
+  return cs::Arrange(s, RealSize(dbl), static_cast<long long>(work)).total;
+}
+extern "C" const char *pfft_cuda_last_error() { return last_error.c_str(); }
+
 // the plan cache: its size now and its bound (for tests and users)
 extern "C" long pfft_cuda_plan_cache_size() {
   return static_cast<long>(Cache().size());

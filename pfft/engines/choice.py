@@ -10,15 +10,20 @@ chosen is logged on the ``pfft`` logger.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import math
 import os
+import threading
 import warnings
 from types import ModuleType
 
+import jax
+
 from . import native, xla
 
-__all__ = ["get_engine", "ENGINES"]
+__all__ = ["get_engine", "engine_for_plan", "BoundEngine", "PerStageEngine", "ENGINES"]
 
 ENGINES = ("auto", "native", "xla", "cufft")
 _log = logging.getLogger("pfft")
@@ -65,8 +70,6 @@ def get_engine(name: str | None = None, platform: str | None = None) -> ModuleTy
         ``rfft_trailing``, ``irfft_trailing`` on the innermost axes, ``STRIDED = False``);
         both provide ``natural_scale``. Plans use :func:`engine_for_plan`.
     """
-    import jax
-
     name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; choose one of {ENGINES}")
@@ -111,7 +114,8 @@ class BoundEngine:
         self.R2R = module.r2r_available(platform)
 
     def _key(self):
-        return (self.module.__name__, self.nthreads, self.platform, self.fuse)
+        return (type(self).__name__, self.module.__name__, self.nthreads, self.platform,
+                self.fuse)
 
     def __eq__(self, other):
         return isinstance(other, BoundEngine) and self._key() == other._key()
@@ -143,26 +147,104 @@ class BoundEngine:
                                  nthreads=self.nthreads)
 
 
+class PerStageEngine(BoundEngine):
+    """The native GPU engine where it wins, XLA's FFT elsewhere, chosen per transform.
+
+    A transform over the innermost axes of a block (at most three, the halved axis
+    last for a real one) is the layout cuFFT takes as it is: ``lax.fft`` runs it as one
+    cuFFT plan (a real transform over several axes included), as fast as the native
+    kernel on complex data and with fewer passes on real data (one plan, against one
+    per axis). A transform over any other axes is strided (a pencil's after each
+    exchange): ``lax.fft`` moves the axes last and back (two transposes), the native
+    kernel transforms them where they lie, about twice as fast on an H100
+    (docs/engines.md). Scaling decides a tie: ``lax.fft``'s inverse applies ``1/n`` in
+    a pass of its own, the native kernel the factor asked for (none for 1), so an
+    inverse transform goes to XLA only where that factor is ``1/n``.
+
+    Like the native engine, every call returns the unnormalised transform times
+    ``scale`` (:attr:`natural_scale` is 1) and keeps numpy's axis order (``STRIDED``).
+    :meth:`recording` lists the engine each call went to (a plan's printout).
+    """
+
+    def __init__(self, module: ModuleType, nthreads: int, platform: str = "gpu",
+                 fuse: bool | str = "auto"):
+        super().__init__(module, nthreads, platform, fuse)
+        self.name = "auto"
+        self._recording = threading.local()     # a list while this thread records
+
+    def route(self, positions: tuple[int, ...], ndim: int, *, scales_inverse: bool,
+              scale: float, n: int) -> ModuleType:
+        """The engine for a transform over block axes ``positions`` (the halved axis
+        last for a real one) of an ``ndim``-axis block: ``scales_inverse`` for the
+        transforms ``lax.fft`` scales by ``1/n`` (inverse complex, complex-to-real)."""
+        k = len(positions)
+        trailing = (0 < k <= 3 and sorted(positions) == list(range(ndim - k, ndim))
+                    and positions[-1] == ndim - 1)
+        unscaled_tie = not scales_inverse or math.isclose(scale * n, 1.0, rel_tol=1e-12)
+        engine = xla if trailing and unscaled_tie else self.module
+        log = getattr(self._recording, "log", None)
+        if log is not None:
+            log.append("xla" if engine is xla else "native")
+        return engine
+
+    @contextlib.contextmanager
+    def recording(self):
+        """A list of the engine names ("xla" or "native") this thread's transforms are
+        routed to inside the ``with`` block (while a plan is traced)."""
+        self._recording.log = log = []
+        try:
+            yield log
+        finally:
+            self._recording.log = None
+
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
+        axes = tuple(a % x.ndim for a in axes)
+        n = math.prod(x.shape[a] for a in axes)
+        if self.route(axes, x.ndim, scales_inverse=inverse, scale=scale, n=n) is not xla:
+            return super().fft(x, axes, inverse, scale=scale, inplace=inplace)
+        return _scaled(xla.fft_trailing(x, len(axes), inverse), scale * (n if inverse else 1))
+
+    def rfft(self, x, axes, *, inverse=False, scale=1.0):
+        axes = tuple(a % x.ndim for a in axes)
+        n = math.prod(x.shape[a] for a in axes)
+        if self.route(axes, x.ndim, scales_inverse=False, scale=scale, n=n) is not xla:
+            return super().rfft(x, axes, inverse=inverse, scale=scale)
+        y = xla.rfft_trailing(x, len(axes))        # the - sign; a real input's + sign
+        return _scaled(jax.numpy.conj(y) if inverse else y, scale)   # is the conjugate
+
+    def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
+        axes = tuple(a % x.ndim for a in axes)
+        points = n * math.prod(x.shape[a] for a in axes[:-1])
+        if self.route(axes, x.ndim, scales_inverse=True, scale=scale, n=points) is not xla:
+            return super().irfft(x, axes, n, inverse=inverse, scale=scale)
+        # the - sign transform of Hermitian z is the + sign transform of conj(z)
+        x = x if inverse else jax.numpy.conj(x)
+        return _scaled(xla.irfft_trailing(x, len(axes), n), scale * points)
+
+
+def _scaled(y, scale: float):
+    return y if scale == 1.0 else y * jax.numpy.asarray(scale, y.real.dtype)
+
+
 def engine_for_plan(name: str | None, devices,
                     fuse: bool | str = "auto") -> ModuleType | BoundEngine:
     """The engine a plan over ``devices`` runs: xla, or native bound to a thread share
     (``fuse``: exchanges as pieces written by the FFTs, where the kernels can).
 
-    ``"auto"`` picks native on CPU where its library is built. On GPUs ``"auto"`` stays
-    on xla until the cuFFT kernels have been checked on a GPU (ask for ``"native"``).
+    ``"auto"`` picks native on CPU where its library is built; on GPUs, where the cuFFT
+    kernels are built, a :class:`PerStageEngine` (native for strided transforms, XLA's
+    FFT for those over the innermost axes), else xla.
     """
-    import jax
-
     devices = list(devices) if devices is not None else [jax.devices()[0]]
     platform = "cpu" if devices[0].platform == "cpu" else "gpu"
     name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
     if name not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
     name = _cufft_name(name, platform)
-    if name == "auto" and platform != "cpu":
-        name = "xla"
     module = _choose(name, platform)
     if module is xla:
         return xla
+    if name == "auto" and platform != "cpu":
+        return PerStageEngine(module, 1, platform, fuse)
     local = sum(1 for d in devices if d.process_index == jax.process_index()) or 1
     return BoundEngine(module, max(1, native.num_threads() // local), platform, fuse)

@@ -46,7 +46,7 @@ from . import _kernels
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
-           "set_num_threads", "num_threads"]
+           "set_num_threads", "num_threads", "gpu_workspace_bytes"]
 
 # transforms any axis where it lies (strided): the executor need not move FFT axes last
 STRIDED = True
@@ -121,17 +121,74 @@ def _complex_dtype(dtype) -> np.dtype:
     return np.dtype(np.complex128 if wide else np.complex64)
 
 
+_KINDS = {"pfft_c2c": 0, "pfft_r2c": 1, "pfft_c2r": 2}   # the GPU library's kind numbers
+
+
+@functools.lru_cache(maxsize=4096)
+def gpu_workspace_bytes(target: str, in_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                        axes: tuple[int, ...], double: bool) -> int:
+    """Bytes of working memory the GPU kernel ``target`` needs for one block
+    ``in_shape`` -> ``out_shape`` over ``axes`` (negative): its C2R input copy, a pitched
+    copy of a real side where cuFFT would get unaligned pointers, and cuFFT's work area,
+    as the current GPU's cuFFT sizes them.
+
+    The custom call returns this buffer as a second output, so XLA allocates it like any
+    other (the FFI scratch allocator gave the kernels none).
+
+    Raises
+    ------
+    RuntimeError
+        If the GPU kernels are not loaded, or cuFFT cannot plan the transform.
+    """
+    lib = _kernels.library("cuda")
+    if lib is None:
+        raise RuntimeError(f"the GPU kernels are not loaded: {unavailable_reason('gpu')}")
+    size = lib.pfft_cuda_workspace_size
+    size.restype = ctypes.c_longlong
+    lib.pfft_cuda_last_error.restype = ctypes.c_char_p
+    dims = ctypes.c_longlong * len(in_shape)
+    nbytes = size(_KINDS[target], len(in_shape), dims(*in_shape), dims(*out_shape), len(axes),
+                  (ctypes.c_longlong * len(axes))(*axes), int(double))
+    if nbytes < 0:
+        raise RuntimeError(lib.pfft_cuda_last_error().decode())
+    return int(nbytes)
+
+
+def _workspace_type(x: jax.Array, nbytes: int):
+    """A ``uint8[nbytes]`` result of the call on ``x``: replicated over ``x``'s mesh, with
+    ``x``'s varying manual axes (inside ``shard_map``)."""
+    aval = jax.typeof(x)
+    sharding = getattr(aval, "sharding", None)
+    if sharding is not None:
+        sharding = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+    return aval.update(shape=(nbytes,), dtype=np.dtype(np.uint8), sharding=sharding)
+
+
 def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
           nthreads: int | None, inplace: bool = False) -> jax.Array:
-    # register every platform that has a library: the array may live on either
-    loaded = [_kernels.load(p) for p in ("cpu", "cuda")]
-    if not any(ok for ok, _ in loaded):
-        raise RuntimeError(f"pfft native engine unavailable: {loaded[0][1]}")
+    """The custom call ``target`` on ``x``, for each platform whose kernels are loaded:
+    the array may live on either, and ``lax.platform_dependent`` lowers the one XLA
+    compiles for. The GPU kernel's second output is its working memory (dropped)."""
+    loaded = {p: _kernels.load(p) for p in ("cpu", "cuda")}
+    if not any(ok for ok, _ in loaded.values()):
+        raise RuntimeError(f"pfft native engine unavailable: {loaded['cpu'][1]}")
     result = jax.typeof(x).update(shape=tuple(shape), dtype=np.dtype(dtype))
-    call = jax.ffi.ffi_call(target, result, vmap_method="broadcast_all",
-                            input_output_aliases={0: 0} if inplace else None)
-    return call(x, axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
-                scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
+    attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
+                 scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
+    aliases = {0: 0} if inplace else None
+    branches = {}
+    if loaded["cpu"][0]:
+        branches["cpu"] = lambda a: jax.ffi.ffi_call(
+            target, result, vmap_method="broadcast_all", input_output_aliases=aliases)(a, **attrs)
+    if loaded["cuda"][0]:
+        double = np.dtype(x.dtype) in (np.float64, np.complex128)
+        nbytes = gpu_workspace_bytes(target, tuple(x.shape), tuple(shape), tuple(axes), double)
+        branches["cuda"] = lambda a: jax.ffi.ffi_call(
+            target, (result, _workspace_type(a, nbytes)), vmap_method="broadcast_all",
+            input_output_aliases=aliases)(a, **attrs)[0]
+    if len(branches) == 1:
+        return next(iter(branches.values()))(x)
+    return jax.lax.platform_dependent(x, **branches)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))

@@ -142,6 +142,10 @@ class MPIPlan(PlanCore):
         """Zeros shaped and typed as this rank's output block (:meth:`backward`'s input)."""
         return jnp.zeros(self.local_out_shape, self.out_dtype)
 
+    def _abstract_input(self, variant: Variant) -> jax.ShapeDtypeStruct:
+        shape = self.local_out_shape if variant.reverse else self.local_in_shape
+        return jax.ShapeDtypeStruct(shape, self._dtype_at(self._chain(variant), first=True))
+
     def _entry(self, variant: Variant) -> Callable:
         """The traced function: check, cast, pad to the chain's block, apply, crop.
 
