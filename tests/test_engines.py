@@ -76,8 +76,11 @@ def test_fft_every_axis_subset(shape, dtype, platform):
 
 @on_each_platform
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(1009,), (31, 37), (13, 1, 17), (2, 3, 5, 7)], ids=str)
+@pytest.mark.parametrize("shape", [(1009,), (31, 37), (13, 1, 17), (2, 3, 5, 7), (4099, 16),
+                                   (8191, 8)], ids=str)
 def test_odd_and_prime_sizes(shape, dtype, platform):
+    """Odd and prime lengths; 4099 and 8191 are primes whose cuFFT plans need a work
+    area (the GPU kernels' working memory)."""
     x = random_array(np.random.default_rng(1), shape, dtype)
     got = native.fft(_put(x, platform), range(len(shape)))
     assert rel_err(got, np.fft.fftn(x.astype(np.complex128))) <= TOL[dtype]
@@ -85,8 +88,12 @@ def test_odd_and_prime_sizes(shape, dtype, platform):
 
 @on_each_platform
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(16,), (9, 6), (5, 8, 7), (3, 4, 5, 6)], ids=str)
+@pytest.mark.parametrize("shape", [(16,), (9, 6), (5, 8, 7), (3, 4, 5, 6), (6, 3, 3), (5, 3, 2)],
+                         ids=str)
 def test_real_transforms_every_axis_subset(shape, dtype, platform):
+    """Every axis subset; on GPUs (3, 4, 5, 6) over axis 2 gave cuFFT error 4 (launches
+    one float apart), (6, 3, 3) and (5, 3, 2) put a halved middle axis's launches at
+    offsets that are no multiple of 16 bytes (a pitched copy)."""
     rng = np.random.default_rng(2)
     x = random_array(rng, shape, REAL[dtype])
     subsets = list(_subsets(len(shape)))
@@ -148,6 +155,14 @@ def test_vmap_and_grad(platform):
     assert rel_err(got, np.fft.fft(x, axis=1)) <= 1e-12
     got = jax.vmap(lambda a: native.rfft(a, (0, 1)), in_axes=2, out_axes=2)(_put(x.real, platform))
     assert rel_err(got, np.fft.rfftn(x.real, axes=(0, 1))) <= 1e-12
+
+    # a batch whose blocks each take one launch, while the batch needs a pitched copy
+    # on GPUs (its working memory outgrows the batch's share: one block at a time)
+    r = np.random.default_rng(12).standard_normal((4, 5, 3)).astype(np.float32)
+    got = jax.vmap(lambda a: native.rfft(a, 0))(_put(r, platform))
+    assert rel_err(got, np.fft.rfft(r.astype(np.float64), axis=1)) <= 1e-6
+    back = jax.vmap(lambda a: native.irfft(a, 0, 5, scale=0.2))(got)
+    assert rel_err(back, r) <= 1e-6
 
     def loss(fft):
         return lambda a: jnp.sum(jnp.abs(fft(a) * jnp.arange(5.0)) ** 2)

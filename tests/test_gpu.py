@@ -1,0 +1,144 @@
+"""pfft's transforms on a GPU through both GPU engines, against numpy and scipy in float64.
+
+``engine="auto"`` runs ``lax.fft`` for transforms over the innermost axes and pfft's cuFFT
+kernels for strided ones; ``engine="native"`` runs the kernels for every transform. Each
+test runs with each on a one-GPU mesh: fftn/ifftn, rfftn/irfftn (``s``, ``axes``,
+``norm``), dctn/dstn, fftshift, gradients and vmap. Runs where JAX has a GPU and pfft's
+GPU kernels are loaded; elsewhere every test skips with the reason.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.fft
+
+import pfft
+from conftest import NORMS, TOL, random_array, rel_err
+from pfft.engines import native
+
+
+def _gpus() -> list:
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:
+        return []
+
+
+GPUS = _gpus()
+pytestmark = pytest.mark.skipif(
+    not GPUS or not native.available("gpu"),
+    reason="needs a GPU JAX can use and pfft's GPU kernels: "
+           + ("JAX has no GPU here" if not GPUS else str(native.unavailable_reason("gpu"))))
+REAL = {np.complex64: np.float32, np.complex128: np.float64}
+
+
+@pytest.fixture(params=["auto", "native"])
+def engine(request, monkeypatch):
+    """The GPU engine every transform of the test runs on (its plans are made anew)."""
+    monkeypatch.setenv("PFFT_ENGINE", request.param)
+    pfft.clear_plan_cache()
+    yield request.param
+    pfft.clear_plan_cache()
+
+
+@pytest.fixture
+def mesh():
+    return pfft.make_mesh((1, 1), GPUS[:1])
+
+
+def _put(x, mesh):
+    return pfft.device_put(np.asarray(x), mesh)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("shape", [(16, 12, 10), (9, 7, 11), (3, 4, 5, 6), (4099, 3, 2)], ids=str)
+def test_fftn_and_ifftn(shape, dtype, engine, mesh):
+    x = random_array(np.random.default_rng(1), shape, dtype)
+    wide = x.astype(np.complex128)
+    for axes in (None, (0,), (-2,), (0, 2)):
+        for norm in NORMS:
+            k = pfft.fftn(_put(x, mesh), axes=axes, norm=norm)
+            assert k.dtype == dtype
+            assert rel_err(k, np.fft.fftn(wide, axes=axes, norm=norm)) <= TOL[dtype], (axes, norm)
+            back = pfft.ifftn(k, axes=axes, norm=norm)
+            assert rel_err(back, x) <= TOL[dtype], (axes, norm)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("shape", [(16, 12, 10), (9, 7, 11), (3, 4, 5, 6), (6, 3, 3)], ids=str)
+def test_rfftn_and_irfftn(shape, dtype, engine, mesh):
+    x = random_array(np.random.default_rng(2), shape, REAL[dtype])
+    wide = x.astype(np.float64)
+    for axes, s in ((None, None), ((0, 1), None), ((1, 2), None), ((-1,), (12,)),
+                    ((0, 2), (5, 8))):
+        for norm in NORMS:
+            k = pfft.rfftn(_put(x, mesh), s=s, axes=axes, norm=norm)
+            want = np.fft.rfftn(wide, s=s, axes=axes, norm=norm)
+            assert k.shape == want.shape and rel_err(k, want) <= TOL[dtype], (axes, s, norm)
+            back = pfft.irfftn(k, s=s, axes=axes, norm=norm)
+            want = np.fft.irfftn(want, s=s, axes=axes, norm=norm)
+            assert back.dtype == REAL[dtype]
+            assert rel_err(back, want) <= TOL[dtype], (axes, s, norm)
+
+
+@pytest.mark.parametrize("kind", ["dct", "dst"])
+@pytest.mark.parametrize("type", [1, 2, 3, 4])
+def test_dctn_and_dstn(kind, type, engine, mesh):
+    x = np.random.default_rng(3).standard_normal((9, 8, 7))
+    forward, inverse = ((pfft.dctn, pfft.idctn) if kind == "dct" else (pfft.dstn, pfft.idstn))
+    ref = scipy.fft.dctn if kind == "dct" else scipy.fft.dstn
+    for norm in (None, "ortho"):
+        y = forward(_put(x, mesh), type, norm=norm)
+        assert rel_err(y, ref(x, type, norm=norm)) <= 1e-12, norm
+        assert rel_err(inverse(y, type, norm=norm), x) <= 1e-12, norm
+
+
+def test_fftshift_and_ifftshift(engine, mesh):
+    x = np.random.default_rng(4).standard_normal((9, 8, 7))
+    for axes in (None, 0, (1, 2)):
+        np.testing.assert_array_equal(np.asarray(pfft.fftshift(_put(x, mesh), axes)),
+                                      np.fft.fftshift(x, axes))
+        np.testing.assert_array_equal(np.asarray(pfft.ifftshift(_put(x, mesh), axes)),
+                                      np.fft.ifftshift(x, axes))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_gradients_match_jnp(dtype, engine, mesh):
+    rng = np.random.default_rng(5)
+    x = random_array(rng, (8, 6, 10), REAL[dtype])
+
+    def loss(rfftn):               # weights 1, 2, ... along the output's last axis
+        def f(a):
+            k = rfftn(a)
+            return jnp.sum(jnp.abs(k * (jnp.arange(k.shape[-1]) + 1.0)) ** 2)
+        return f
+
+    for axes in (None, (0, 1)):
+        g = jax.grad(loss(lambda a: pfft.rfftn(a, axes=axes)))(_put(x, mesh))
+        want = jax.grad(loss(lambda a: jnp.fft.rfftn(a, axes=axes)))(jnp.asarray(x))
+        assert rel_err(g, want) <= 10 * TOL[dtype], axes
+    z = random_array(rng, (8, 6, 10), dtype)
+    g = jax.grad(loss(lambda a: pfft.ifftn(a, axes=(0,))))(_put(z, mesh))
+    want = jax.grad(loss(lambda a: jnp.fft.ifftn(a, axes=(0,))))(jnp.asarray(z))
+    assert rel_err(g, want) <= 10 * TOL[dtype]
+
+
+def test_vmap_over_a_batch(engine, mesh):
+    x = random_array(np.random.default_rng(6), (3, 8, 6, 5), np.complex128)
+    got = jax.vmap(pfft.fftn)(jax.device_put(x, GPUS[0]))
+    assert rel_err(got, np.fft.fftn(x, axes=(1, 2, 3))) <= 1e-12
+    got = jax.vmap(lambda a: pfft.rfftn(a, axes=(0, 1)))(jax.device_put(x.real, GPUS[0]))
+    assert rel_err(got, np.fft.rfftn(x.real, axes=(1, 2))) <= 1e-12
+
+
+def test_auto_routes_strided_transforms_to_the_kernels(engine, mesh):
+    """On one GPU, "auto" runs a transform over the innermost axes with lax.fft and one
+    over a leading axis with pfft's kernels; "native" runs both with the kernels."""
+    full = pfft.plan((16, 12, 10), np.complex64, mesh)
+    lead = pfft.plan((16, 12, 10), np.complex64, mesh, axes=(0,))
+    assert full.engine.name == engine and lead.engine.name == engine
+    if engine == "auto":
+        assert full.fft_engines() == ["xla"] and lead.fft_engines() == ["native"]
+        assert "by native" in str(lead)
+    else:
+        assert full.fft_engines() is None
