@@ -51,8 +51,14 @@ pip_dl --only-binary=:all: --python-version "$PYVER" "${TOOLS[@]}"
 echo "== sdists: $MPI4JAX $DUCC"
 # --no-binary for these packages only (their build tools may come as wheels); the
 # mpi4jax metadata is read without build isolation (its setup.py imports nothing it
-# needs then), ducc0's with it (pip fetches scikit-build-core for that)
-pip_dl --no-binary mpi4jax --no-build-isolation "$MPI4JAX"
+# needs then) but with setuptools and wheel, which a bare Python lacks: the wheels just
+# downloaded, unpacked into a scratch folder; ducc0's with isolation (pip fetches
+# scikit-build-core for that)
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+"$PY" -m pip install -q --disable-pip-version-check --no-index --no-deps --target "$tools" \
+    "$DEST"/setuptools-*.whl "$DEST"/wheel-*.whl
+PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" pip_dl --no-binary mpi4jax --no-build-isolation "$MPI4JAX"
 pip_dl --no-binary ducc0 "$DUCC"
 
 echo "== $DEST:"

@@ -54,7 +54,11 @@ def _engines() -> tuple[list[str], str | None]:
     backend = jax.default_backend()
     name = (os.environ.get("PFFT_ENGINE") or "auto").lower()
     if name == "auto":
-        auto = "native" if backend == "cpu" and native.available("cpu") else "xla"
+        if backend == "cpu":
+            auto = "native" if native.available("cpu") else "xla"
+        else:
+            auto = ("per stage: native (cuFFT) for strided transforms, xla for those over "
+                    "the innermost axes" if native.available(backend) else "xla")
         lines.append(f"engine='auto' on {backend}: {auto}")
     else:
         lines.append(f"$PFFT_ENGINE={name}")

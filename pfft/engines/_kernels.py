@@ -109,7 +109,17 @@ def _find(platform: str) -> tuple[Path | None, str]:
                f"{', '.join(_cpu_features.missing_for_level(2, flags))}: only a "
                "libpfft_cpu.so built for it would do, `make kernels MARCH=native`)")
     where = ", ".join(str(d) for d in dirs) or "nowhere: no folder to search"
+    if platform == "cuda" and (note := _not_built_note()):
+        return None, (f"pfft was installed without its GPU engine: {note}; then reinstall "
+                      f"pfft (looked for {names[0]} in {where})")
     return None, f"no {' or '.join(names)} found{why} (looked in {where}); {BUILD_HINT}"
+
+
+def _not_built_note() -> str:
+    """Why the install built no GPU engine, as its build recorded (``""``: no record)."""
+    package = _package_dir()
+    note = package / "cuda_not_built.txt" if package is not None else None
+    return note.read_text().strip() if note is not None and note.is_file() else ""
 
 
 @functools.cache

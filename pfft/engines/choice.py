@@ -3,10 +3,11 @@
 ``$PFFT_ENGINE`` (or the ``name`` argument) forces one: "native", "xla", or
 "auto" (the default: native where its library is built for the platform, else
 xla). "cufft" is the native engine on GPUs by its library's name; asked for on CPU
-devices it warns and chooses as "auto" does. Asking for "native" where it is not built
-falls back to xla with a warning that says why; so does "auto" on CPUs (where the native
-engine is the fast one), once per process, with how to get the kernels. The engine
-chosen is logged on the ``pfft`` logger.
+devices it warns and chooses as "auto" does. On GPUs "auto" is a
+:class:`PerStageEngine`: the native kernels for strided transforms, ``lax.fft`` for those
+over the innermost axes. Asking for "native" where it is not built falls back to xla
+with a warning that says why; so does "auto", once per process, with how to get the
+kernels. The engine chosen is logged on the ``pfft`` logger.
 """
 from __future__ import annotations
 
@@ -41,14 +42,14 @@ def _choose(name: str, platform: str) -> ModuleType:
     msg = f"pfft local FFT engine: xla (lax.fft); the native engine is unavailable: {reason}"
     if name == "native":
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
-    elif platform == "cpu":
-        # "auto" on CPUs: the kernels are missing, so every FFT runs slower (about 2x);
-        # said once per process (this choice is cached), PFFT_ENGINE=xla to choose it
-        warnings.warn(f"{msg}. pfft runs its FFTs with lax.fft, about 2x slower on CPUs. "
-                      "Set PFFT_ENGINE=xla to choose that without this warning.",
-                      RuntimeWarning, stacklevel=3)
     else:
-        _log.info(msg)
+        # "auto": the kernels are missing, so FFTs run slower (on CPUs about 2x, on GPUs
+        # the strided ones); said once per process (this choice is cached),
+        # PFFT_ENGINE=xla to choose it
+        slower = ("its FFTs with lax.fft, about 2x slower on CPUs" if platform == "cpu" else
+                  "every FFT with lax.fft, strided ones (a pencil's) about 2x slower")
+        warnings.warn(f"{msg}. pfft runs {slower}. Set PFFT_ENGINE=xla to choose that "
+                      "without this warning.", RuntimeWarning, stacklevel=3)
     return xla
 
 
