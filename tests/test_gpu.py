@@ -55,13 +55,15 @@ def _put(x, mesh):
 def test_fftn_and_ifftn(shape, dtype, engine, mesh):
     x = random_array(np.random.default_rng(1), shape, dtype)
     wide = x.astype(np.complex128)
-    for axes in (None, (0,), (-2,), (0, 2)):
-        for norm in NORMS:
-            k = pfft.fftn(_put(x, mesh), axes=axes, norm=norm)
-            assert k.dtype == dtype
-            assert rel_err(k, np.fft.fftn(wide, axes=axes, norm=norm)) <= TOL[dtype], (axes, norm)
-            back = pfft.ifftn(k, axes=axes, norm=norm)
-            assert rel_err(back, x) <= TOL[dtype], (axes, norm)
+    # every norm over all axes; one each over a leading, a middle and two strided axes
+    cases = [(None, n) for n in NORMS] + [((0,), "ortho"), ((-2,), "backward"),
+                                          ((0, 2), "forward")]
+    for axes, norm in cases:
+        k = pfft.fftn(_put(x, mesh), axes=axes, norm=norm)
+        assert k.dtype == dtype
+        assert rel_err(k, np.fft.fftn(wide, axes=axes, norm=norm)) <= TOL[dtype], (axes, norm)
+        back = pfft.ifftn(k, axes=axes, norm=norm)
+        assert rel_err(back, x) <= TOL[dtype], (axes, norm)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
@@ -69,16 +71,19 @@ def test_fftn_and_ifftn(shape, dtype, engine, mesh):
 def test_rfftn_and_irfftn(shape, dtype, engine, mesh):
     x = random_array(np.random.default_rng(2), shape, REAL[dtype])
     wide = x.astype(np.float64)
-    for axes, s in ((None, None), ((0, 1), None), ((1, 2), None), ((-1,), (12,)),
-                    ((0, 2), (5, 8))):
-        for norm in NORMS:
-            k = pfft.rfftn(_put(x, mesh), s=s, axes=axes, norm=norm)
-            want = np.fft.rfftn(wide, s=s, axes=axes, norm=norm)
-            assert k.shape == want.shape and rel_err(k, want) <= TOL[dtype], (axes, s, norm)
-            back = pfft.irfftn(k, s=s, axes=axes, norm=norm)
-            want = np.fft.irfftn(want, s=s, axes=axes, norm=norm)
-            assert back.dtype == REAL[dtype]
-            assert rel_err(back, want) <= TOL[dtype], (axes, s, norm)
+    # every norm over all axes; a strided halved axis, the innermost pair, a padded and
+    # a cropped length
+    cases = [(None, None, n) for n in NORMS] + [
+        ((0, 1), None, "ortho"), ((1, 2), None, "forward"), ((-1,), (12,), "backward"),
+        ((0, 2), (5, 8), "ortho")]
+    for axes, s, norm in cases:
+        k = pfft.rfftn(_put(x, mesh), s=s, axes=axes, norm=norm)
+        want = np.fft.rfftn(wide, s=s, axes=axes, norm=norm)
+        assert k.shape == want.shape and rel_err(k, want) <= TOL[dtype], (axes, s, norm)
+        back = pfft.irfftn(k, s=s, axes=axes, norm=norm)
+        want = np.fft.irfftn(want, s=s, axes=axes, norm=norm)
+        assert back.dtype == REAL[dtype]
+        assert rel_err(back, want) <= TOL[dtype], (axes, s, norm)
 
 
 @pytest.mark.parametrize("kind", ["dct", "dst"])
