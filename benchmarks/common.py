@@ -163,9 +163,12 @@ def write_results(rows: list[dict], markdown: str, out: str, name: str) -> None:
 
 def read_results(path: str, text=(), ints=()) -> list[dict]:
     """The rows of a CSV that :func:`write_results` wrote: the ``text`` columns as
-    strings, the ``ints`` as ints, every other column as a float."""
+    strings, the ``ints`` as ints, every other column as a float (NaN where blank:
+    not measured)."""
+    def number(v: str) -> float:
+        return float(v) if v != "" else math.nan
     with open(path, newline="") as f:
-        return [{k: v if k in text else int(v) if k in ints else float(v)
+        return [{k: v if k in text else int(v) if k in ints else number(v)
                  for k, v in r.items()} for r in csv.DictReader(f)]
 
 

@@ -70,10 +70,12 @@ from pfft.grid import dims_create  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
 
-from .common import markdown_table, median_time, write_results  # noqa: E402
+from .common import median_time, write_results  # noqa: E402
+from .per_device_tables import measured_table  # noqa: E402
 from .standin import CopyTransport, block_math, transfer  # noqa: E402
 
-__all__ = ["Case", "cases", "engines_for", "run", "table", "main", "COLUMNS"]
+__all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures", "machine",
+           "main", "COLUMNS"]
 
 ENGINES = ("native", "xla", "auto")
 PLANS = ("slab", "pencil")
@@ -320,7 +322,7 @@ def run(cases_: list[Case], device, *, repeats: int = 5, check_max_mib: float = 
     start = time.perf_counter()
     limit = _device_memory(device)
     engines = engines_for(device, sorted({c.engine for c in cases_}))
-    comp = _Compiler(device, workers or min(8, os.cpu_count() or 1))
+    comp = _Compiler(device, workers or min(16, os.cpu_count() or 1))
     live = jax.device_put(np.bool_(True), device)
 
     def over_budget() -> bool:
@@ -503,76 +505,6 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
     return out
 
 
-def _exchange_names(row: dict) -> str:
-    """``"y 4 · x 2"``: each exchange's mesh axes and devices."""
-    if not row["exchange_sizes"]:
-        return "none"
-    names = "xy"
-    return " · ".join("".join(names[int(i)] for i in g.split("+")) + f" {s}"
-                      for g, s in zip(row["exchange_groups"].split(";"),
-                                      row["exchange_sizes"].split(";")))
-
-
-def table(rows_: list[dict], header: str = "") -> str:
-    """The Markdown table of :func:`rows` (every figure measured), with its notes."""
-    view = []
-    for r in rows_:
-        v = dict(r, exchange_names=_exchange_names(r), plan_grid=f"{r['plan']} {r['grid']}",
-                 memory=_pair(r.get("kept_blocks"), r.get("donated_blocks")),
-                 check=_check(r))
-        for key in ("copy_ms", "copies_ms", "local_ms", "local_over_copy", "block_mib"):
-            v[key] = _num(r.get(key))
-        v["time"] = r["status"] if r["status"] != "ok" else f"{float(r['ms']):.3g}"
-        view.append(v)
-    columns = [("n", "N³", "{}³"), ("devices", "p", "{}"), ("plan_grid", "plan", "{}"),
-               ("kind", "kind", "{}"), ("engine", "engine", "{}"),
-               ("block_mib", "block (MiB)", "{:.4g}"), ("exchange_names", "exchanges", "{}"),
-               ("time", "time (ms)", "{}"), ("copy_ms", "copy of block (ms)", "{:.3g}"),
-               ("copies_ms", "in copies (ms)", "{:.3g}"), ("local_ms", "local work (ms)", "{:.3g}"),
-               ("local_over_copy", "local / copy", "{:.2f}"),
-               ("memory", "memory kept / donated (blocks)", "{}"), ("check", "check", "{}")]
-    out = [header, ""] if header else []
-    out += [markdown_table(view, columns), "",
-            "Every figure measured on one device. time: the per-device program (forward); "
-            "copy of block: `jnp.copy` of the input block (the bandwidth unit); in copies: the "
-            "stand-in transfers alone, one copy of each exchange's bytes (a real exchange "
-            "replaces them by the transfer); local work = time − in copies: the local "
-            "transforms, packing and unpacking. memory: arguments + outputs + temporaries "
-            "(`compiled.memory_analysis()`) in blocks of the input, kept and with the input "
-            "donated. check: relative L2 difference of a strided sample of the output from "
-            "the xla engine's, and (small blocks) error against numpy in float64 of the same "
-            "block-level math. auto: " + _routes(rows_) + "."]
-    return "\n".join(out)
-
-
-def _routes(rows_) -> str:
-    seen = {}
-    for r in rows_:
-        if r["engine"] == "auto" and r["fft_engines"]:
-            seen.setdefault(f"{r['plan']} {r['kind']}", r["fft_engines"])
-    return ("the engine of each FFT stage, in order: " +
-            "; ".join(f"{k}: {v}" for k, v in seen.items())) if seen else "not run"
-
-
-def _num(v):
-    return math.nan if v in ("", None) else float(v)
-
-
-def _pair(a, b) -> str:
-    if a in ("", None):
-        return "–"
-    return f"{float(a):.2f} / " + ("–" if b in ("", None) else f"{float(b):.2f}")
-
-
-def _check(r: dict) -> str:
-    parts = []
-    if r.get("engine_diff") not in ("", None) and r["engine"] != "xla":
-        parts.append(f"{float(r['engine_diff']):.0e} vs xla")
-    if r.get("numpy_err") not in ("", None):
-        parts.append(f"{float(r['numpy_err']):.0e} vs numpy")
-    return ", ".join(parts) or "–"
-
-
 def machine(device, command: str) -> dict:
     """The columns every row carries: platform, device, memory, date, jax, command."""
     return dict(platform="cpu" if device.platform == "cpu" else "gpu",
@@ -597,7 +529,7 @@ def main(argv=None) -> None:
     ap.add_argument("--budget-s", type=float, default=None,
                     help="start no configuration after this many seconds")
     ap.add_argument("--workers", type=int, default=None, help="threads compiling (default: "
-                    "the cores, at most 8)")
+                    "the cores, at most 16)")
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
     try:
@@ -616,7 +548,7 @@ def main(argv=None) -> None:
                repeats=args.repeats, check_max_mib=args.check_max_mib, budget_s=args.budget_s,
                workers=args.workers, progress=lambda s: print(s, file=sys.stderr, flush=True))
     out = rows(done, meta)
-    text = table(out, header + f" ({time.perf_counter() - started:.0f} s)")
+    text = measured_table(out, header + f" ({time.perf_counter() - started:.0f} s)")
     print(text.split("\n", 2)[2])
     write_results(out, text, args.out, f"per_device_{meta['platform']}")
     failed = failures(done)
