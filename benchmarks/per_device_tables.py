@@ -197,7 +197,8 @@ def _verdict(preds: list[dict]) -> str:
     head = (f"**Goal: pfft ≤ {goal.label} at {goal.n}³ on {goal.gpus} H100s "
             f"({goal.ms} ms ±15 %).** ")
     if not mine:
-        return head + f"Not predicted: no {goal.n}³ complex64 per-device measurement on {goal.gpus} GPUs."
+        return head + (f"Not predicted: no {goal.n}³ complex64 per-device measurement on "
+                       f"{goal.gpus} GPUs.")
     best = min(mine, key=lambda p: p["serial_s"])
     lap = min(mine, key=lambda p: p["overlap_s"])
     local, comm = best["local_s"] * 1e3, best["comm_s"] * 1e3
@@ -254,9 +255,10 @@ def report(path: str | None, *, chunks: int = 4, memory_bytes: float = 76 * 2 **
     the predictions, the comparison with published figures, the goal's verdict and the
     largest sizes that fit. Without ``path`` (no GPU measured yet): the published
     figures beside the modelled all-to-all floors only."""
-    net = (f"All-to-alls modelled with published NCCL figures: {model.H100_NCCL.nvlink_bw / 1e9:.0f} "
-           f"GB/s per GPU over NVLink inside a node of {model.H100_NCCL.gpus_per_node}, "
-           f"{model.H100_NCCL.ib_bw / 1e9:.0f} GB/s per GPU over NDR InfiniBand between "
+    nccl = model.H100_NCCL
+    net = (f"All-to-alls modelled with published NCCL figures: {nccl.nvlink_bw / 1e9:.0f} "
+           f"GB/s per GPU over NVLink inside a node of {nccl.gpus_per_node}, "
+           f"{nccl.ib_bw / 1e9:.0f} GB/s per GPU over NDR InfiniBand between "
            f"nodes (devices numbered as the mesh is, the last grid axis fastest); each sends "
            f"(1 − 1/p) of its block. Published times read off published plots (±15 %).")
     if path is None:
