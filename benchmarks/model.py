@@ -317,10 +317,15 @@ def main(argv=None) -> None:
     if args.per_device is None and args.markdown is None:
         print(system_table())
         return
+    import os
+
     from . import per_device_tables
+    figure = None
+    if args.plot and args.markdown and args.per_device:
+        figure = os.path.relpath(args.plot, os.path.dirname(os.path.abspath(args.markdown)))
     text = per_device_tables.report(args.per_device, chunks=args.chunks,
                                     memory_bytes=args.gpu_memory_gib * 2 ** 30,
-                                    command=_command(argv))
+                                    command=_command(argv), figure=figure)
     print(text)
     if args.markdown:
         with open(args.markdown, "w") as f:

@@ -250,9 +250,10 @@ def _memory_table(rows: list[dict], memory_bytes: float) -> str:
 
 
 def report(path: str | None, *, chunks: int = 4, memory_bytes: float = 76 * 2 ** 30,
-           command: str = "") -> str:
+           command: str = "", figure: str | None = None) -> str:
     """The Markdown the docs include: how it was made, the measured per-device table,
-    the predictions, the comparison with published figures, the goal's verdict and the
+    the predictions (with ``figure``, the path of :func:`plot`'s image relative to the
+    Markdown file), the comparison with published figures, the goal's verdict and the
     largest sizes that fit. Without ``path`` (no GPU measured yet): the published
     figures beside the modelled all-to-all floors only."""
     nccl = model.H100_NCCL
@@ -282,6 +283,8 @@ def report(path: str | None, *, chunks: int = 4, memory_bytes: float = 76 * 2 **
         "pfft runs its stages one after the other and does not overlap yet). pfft today: "
         "measured local work of the engine whose local work is least, plus the modelled "
         "all-to-alls.", "", _prediction_table(preds), "",
+        *([f"![pfft's predicted times (local work measured, all-to-alls modelled) beside the "
+           f"published ones]({figure})", ""] if figure else []),
         "### Against published figures", "", _anchor_table(preds), "", _verdict(preds), "",
         "### Memory: the largest N³ that fits", "",
         f"With the fewest blocks measured at the largest size run, on GPUs giving XLA "
