@@ -572,3 +572,27 @@ def test_model_per_device_report(tmp_path):
     table = subprocess.run([sys.executable, "-m", "benchmarks.model"], cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
     assert table.returncode == 0 and table.stdout.startswith("| system | GPUs | grid |")
+
+
+def test_per_device_marks_what_does_not_fit_or_is_late(monkeypatch):
+    """A program whose compiled memory exceeds the device's is marked and not run, one
+    whose input and output alone exceed it is not even compiled, and past the time
+    budget nothing more starts; none of these counts as a failure."""
+    import jax
+    from benchmarks import per_device
+
+    device = jax.devices("cpu")[0]
+    block = 4 * 16 * 16 * 8                                  # 16³ complex64 over 4
+    monkeypatch.setattr(per_device, "_device_memory", lambda d: 3 * block)
+    fit = per_device.run(per_device.cases([16], [4], ["slab"], ["c2c"], ["xla"]), device,
+                         progress=lambda s: None)
+    assert fit[0].status.startswith("does not fit: needs") and "ms" not in fit[0].result
+    assert fit[0].result["kept_blocks"] > 3
+    monkeypatch.setattr(per_device, "_device_memory", lambda d: block)
+    tiny = per_device.run(per_device.cases([16], [4], ["slab"], ["c2c"], ["xla"]), device,
+                          progress=lambda s: None)
+    assert tiny[0].status.startswith("does not fit: 2 blocks")
+    late = per_device.run(per_device.cases([16, 32], [4]), device, budget_s=0,
+                          progress=lambda s: None)
+    assert {c.status for c in late} == {"not run: past the 0 s budget"}
+    assert per_device.failures(fit + tiny + late) == []
