@@ -119,6 +119,16 @@ def paired_medians(first, first_arg, second, second_arg, repeats: int,
     return statistics.median(times[0]), statistics.median(times[1])
 
 
+def first_device(platform: str):
+    """The first JAX device of ``platform`` ("cpu" or "gpu"); exits saying why where
+    there is none."""
+    import jax
+    try:
+        return jax.devices(platform)[0]
+    except RuntimeError as exc:
+        sys.exit(f"no {platform} device: {exc}")
+
+
 def run_header(title: str, where: str = "8 simulated CPU devices") -> str:
     """A benchmark's first line: ``pfft <title>``, the date, the machine, its cores,
     the jax version and ``where`` it ran."""

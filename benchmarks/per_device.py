@@ -70,7 +70,7 @@ from pfft.grid import dims_create  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
 
-from .common import median_time, write_results  # noqa: E402
+from .common import first_device, median_time, write_results  # noqa: E402
 from .per_device_tables import measured_table  # noqa: E402
 from .standin import CopyTransport, block_math, transfer  # noqa: E402
 
@@ -544,10 +544,7 @@ def main(argv=None) -> None:
                     "the cores, at most 16)")
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
-    try:
-        device = jax.devices(args.platform)[0]
-    except RuntimeError as exc:
-        sys.exit(f"no {args.platform} device: {exc}")
+    device = first_device(args.platform)
     command = "python -m benchmarks.per_device " + " ".join(
         argv if argv is not None else sys.argv[1:])
     meta = machine(device, command)
