@@ -244,7 +244,8 @@ def per_device_prediction(row: dict, system: System = H100_NCCL, chunks: int = 4
     Returns
     -------
     dict
-        ``local_s`` (measured: the per-device program less its stand-in copies),
+        ``local_s`` (measured: the per-device program less its stand-in copies, at
+        least 0),
         ``exchange_s`` (modelled, one per all-to-all), ``comm_s`` (their sum),
         ``serial_s`` (local work then exchanges, as pfft runs) and ``overlap_s``
         (:func:`overlapped`, never above ``serial_s``).
@@ -256,7 +257,9 @@ def per_device_prediction(row: dict, system: System = H100_NCCL, chunks: int = 4
     if len(groups) != len(nbytes):
         raise ValueError(f"{len(groups)} exchanges but {len(nbytes)} sizes in {row!r}")
     exchange = exchange_seconds(grid, groups, nbytes, system)
-    local, comm = float(row["local_ms"]) * 1e-3, sum(exchange)
+    # the program's time less its copies timed apart: below the timing's resolution
+    # (blocks of a few MiB) the difference can come out negative, and counts as none
+    local, comm = max(float(row["local_ms"]), 0.0) * 1e-3, sum(exchange)
     return {"local_s": local, "exchange_s": exchange, "comm_s": comm,
             "serial_s": local + comm, "overlap_s": min(local + comm,
                                                        overlapped(local, comm, chunks))}

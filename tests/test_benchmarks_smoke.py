@@ -498,6 +498,9 @@ def test_model_per_device_arithmetic():
     assert wide["exchange_s"] == pytest.approx([
         64 * mib * max(7 / 16 / 370e9, 8 / 16 / 48e9),
         64 * mib * max(7 / 256 / 370e9, 248 / 256 / 48e9)])
+    tiny = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1",
+                                            local_ms=-0.001))      # within the noise
+    assert tiny["local_s"] == 0 and tiny["serial_s"] == tiny["comm_s"]
     assert model.H100_NCCL.group_bandwidth((2, 4), (0, 1)) == pytest.approx(370e9)
     assert model.SYSTEMS["8xH100 NVLink"].axis_bandwidth((2, 4), 1) == pytest.approx(450e9)
     assert round(model.predict(256, (2, 2), 8, mem_bw=10e9, a2a_bw=5e9)["total_s"] * 1e3, 1) \
