@@ -185,7 +185,8 @@ def _anchor_rows(preds: list[dict]) -> list[dict]:
 def _anchor_table(preds: list[dict]) -> str:
     columns = [("label", "published", "{}"), ("n", "N³", "{}³"), ("gpus", "H100s", "{}"),
                ("published", "published (ms, ±15 %)", "{:.1f}"),
-               ("pfft", "pfft today (ms)", "{:.2f}"), ("how", "plan, engine", "{}"),
+               ("pfft", "pfft today (ms): local measured + all-to-alls modelled", "{:.2f}"),
+               ("how", "plan, engine", "{}"),
                ("overlap", "pfft overlapped (ms, modelled)", "{:.2f}"),
                ("ratio", "pfft today / published", "{:.2f}")]
     return markdown_table(_anchor_rows(preds), columns)
