@@ -227,7 +227,9 @@ def overlapped(local_s: float, comm_s: float, chunks: int = 4) -> float:
     """Time of local work and exchanges overlapped in a pipeline of ``chunks`` pieces
     (each piece's exchange beside the next piece's local work): the longer of the two,
     plus the shorter one's first (or last) piece, which nothing hides. A model of an
-    overlap pfft's executor does not run (it runs its stages one after the other).
+    overlap pfft's executor does not run (it runs its stages one after the other). It
+    takes all of the local work as cut into the pieces: a transform that must finish on
+    the whole block before the first piece can be sent would add its time.
 
     >>> overlapped(4.0, 2.0, chunks=4)
     4.5
