@@ -79,15 +79,21 @@ def faults_per_call(fn, arg, calls: int = 5) -> float:
     return statistics.median(counts)
 
 
-def median_time(fn, *args, repeats: int = 7, warmup: int = 1) -> float:
-    """Median wall time of ``fn(*args)`` in seconds, after ``warmup`` calls."""
+def median_time(fn, *args, repeats: int = 7, warmup: int = 1, calls: int = 1) -> float:
+    """Median wall time of ``fn(*args)`` in seconds, after ``warmup`` calls.
+
+    With ``calls > 1`` each timed run makes that many calls back to back (dispatched
+    without waiting, as a loop of steps does, then waited for once) and counts their
+    mean: for calls short enough that dispatching them would count otherwise."""
     for _ in range(warmup):
         fn(*args).block_until_ready()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
+        for _ in range(calls - 1):
+            fn(*args)
         fn(*args).block_until_ready()
-        times.append(time.perf_counter() - start)
+        times.append((time.perf_counter() - start) / calls)
     return statistics.median(times)
 
 
@@ -111,6 +117,16 @@ def paired_medians(first, first_arg, second, second_arg, repeats: int,
             fn(arg).block_until_ready()
             out.append(time.perf_counter() - start)
     return statistics.median(times[0]), statistics.median(times[1])
+
+
+def first_device(platform: str):
+    """The first JAX device of ``platform`` ("cpu" or "gpu"); exits saying why where
+    there is none."""
+    import jax
+    try:
+        return jax.devices(platform)[0]
+    except RuntimeError as exc:
+        sys.exit(f"no {platform} device: {exc}")
 
 
 def run_header(title: str, where: str = "8 simulated CPU devices") -> str:
@@ -157,9 +173,12 @@ def write_results(rows: list[dict], markdown: str, out: str, name: str) -> None:
 
 def read_results(path: str, text=(), ints=()) -> list[dict]:
     """The rows of a CSV that :func:`write_results` wrote: the ``text`` columns as
-    strings, the ``ints`` as ints, every other column as a float."""
+    strings, the ``ints`` as ints, every other column as a float (NaN where blank:
+    not measured)."""
+    def number(v: str) -> float:
+        return float(v) if v != "" else math.nan
     with open(path, newline="") as f:
-        return [{k: v if k in text else int(v) if k in ints else float(v)
+        return [{k: v if k in text else int(v) if k in ints else number(v)
                  for k, v in r.items()} for r in csv.DictReader(f)]
 
 

@@ -16,15 +16,28 @@ bandwidth from a node topology (NVLink inside a node, InfiniBand between nodes).
     >>> t = predict((256, 256, 256), (2, 2), 8, mem_bw=10e9, a2a_bw=5e9)
     >>> round(t["total_s"] * 1e3, 1)                     # ms
     30.2
+
+With measurements of the device's own work (``benchmarks.per_device``: the per-device
+program of a plan, run on one GPU with each transfer replaced by a copy), the model
+adds only the transfers: :func:`per_device_prediction` takes a measured row's local work
+(its time less its copies) and each exchange's bytes, and models the all-to-alls with
+published NCCL figures (:data:`H100_NCCL`), in series with the local work (as pfft runs)
+and overlapped with it (:func:`overlapped`: a pipeline pfft does not run yet).
+:data:`ANCHORS` are published times to compare with. ``python -m benchmarks.model
+--per-device results/per_device_gpu.csv`` prints the tables
+(:mod:`benchmarks.per_device_tables`).
 """
 from __future__ import annotations
 
+import argparse
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Sequence
 
 __all__ = ["predict", "predict_system", "System", "SYSTEMS", "exchange_axes",
-           "spectral_bytes"]
+           "spectral_bytes", "H100_NCCL", "Anchor", "ANCHORS", "GOAL", "exchange_seconds",
+           "overlapped", "per_device_prediction", "largest_n"]
 
 
 def _shape(n) -> tuple[int, ...]:
@@ -123,11 +136,21 @@ class System:
         out row-major (the last grid axis fastest), nodes are consecutive blocks of
         ``gpus_per_node`` devices; bytes to peers on the same node go over NVLink, the
         rest over the network, concurrently; the slower of the two sets the time."""
+        return self.group_bandwidth(grid, (axis,))
+
+    def group_bandwidth(self, grid: Sequence[int], axes: Sequence[int]) -> float:
+        """:meth:`axis_bandwidth` of an all-to-all over several grid axes at once (the
+        devices that differ only along ``axes``).
+
+        >>> SYSTEMS["2x8 H100, 400G IB"].group_bandwidth((2, 8), (0, 1)) / 1e9
+        93.75
+        """
         grid = tuple(grid)
-        stride = math.prod(grid[axis + 1:])
-        p = grid[axis]
-        members = [k * stride for k in range(p)]             # the group of device 0
-        node = [m // self.gpus_per_node for m in members]
+        sizes = [grid[a] for a in axes]
+        p = math.prod(sizes)
+        members = [sum(i * math.prod(grid[a + 1:]) for i, a in zip(index, axes))
+                   for index in itertools.product(*(range(s) for s in sizes))]
+        node = [m // self.gpus_per_node for m in members]   # the group of device 0
         off = sum(n != node[0] for n in node) / p             # fraction of V sent off-node
         on = (1 - 1 / p) - off
         t = max(on / self.nvlink_bw, off / self.ib_bw if off else 0.0)
@@ -153,6 +176,117 @@ SYSTEMS = {
 }
 
 
+#: Published NCCL all-to-all bandwidths per GPU (bytes sent per second while as many
+#: arrive): 370 GB/s over NVLink inside an 8-GPU H100 node, 48 GB/s over NDR InfiniBand
+#: between nodes (one NIC per GPU). ``hbm_bw`` is the H100 SXM datasheet's (unused where
+#: the local work is measured).
+H100_NCCL = System("H100: NCCL all-to-all 370 GB/s per GPU on NVLink (8 a node), 48 GB/s "
+                   "on NDR InfiniBand", 8, 3.35e12, 370e9, 48e9)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A published time (ms) of a forward complex-to-complex ``n³`` transform in single
+    precision on ``gpus`` H100s, read off a published plot (±15 %)."""
+
+    label: str
+    n: int
+    gpus: int
+    ms: float
+
+
+#: What pfft's predictions are compared with. The floors are the all-to-alls alone on
+#: 8 H100s at 370 GB/s: one exchange of a 1 GiB block (a slab), two (a pencil).
+ANCHORS = (Anchor("cuFFTMp", 1024, 8, 4.5),
+           Anchor("cuFFTMp", 2048, 256, 6.8),
+           Anchor("JAX custom_partitioning + jnp.fft", 1024, 8, 7.5),
+           Anchor("jaxDecomp", 1024, 4, 13.5),
+           Anchor("one-exchange (slab) floor", 1024, 8, 2.5),
+           Anchor("two-exchange (pencil) floor", 1024, 8, 5.1))
+#: the goal: predicted pfft no slower than this
+GOAL = ANCHORS[0]
+
+
+def exchange_seconds(grid: Sequence[int], groups: Sequence[Sequence[int]],
+                     nbytes: Sequence[float], system: System = H100_NCCL) -> list[float]:
+    """Modelled time of each all-to-all of a plan on ``grid``: the one over grid axes
+    ``groups[i]`` sends ``(1 - 1/p)`` of its ``nbytes[i]`` (the block that goes into it,
+    per device) at :meth:`System.group_bandwidth`.
+
+    >>> [round(t * 1e3, 2) for t in exchange_seconds((8,), [(0,)], [2 ** 30])]
+    [2.54]
+    """
+    out = []
+    for axes, size in zip(groups, nbytes):
+        p = math.prod(grid[a] for a in axes)
+        out.append((1 - 1 / p) * size / system.group_bandwidth(grid, axes) if p > 1 else 0.0)
+    return out
+
+
+def overlapped(local_s: float, comm_s: float, chunks: int = 4) -> float:
+    """Time of local work and exchanges overlapped in a pipeline of ``chunks`` pieces
+    (each piece's exchange beside the next piece's local work): the longer of the two,
+    plus the shorter one's first (or last) piece, which nothing hides. A model of an
+    overlap pfft's executor does not run (it runs its stages one after the other). It
+    takes all of the local work as cut into the pieces: a transform that must finish on
+    the whole block before the first piece can be sent would add its time.
+
+    >>> overlapped(4.0, 2.0, chunks=4)
+    4.5
+    """
+    if chunks < 1:
+        raise ValueError(f"chunks must be at least 1, got {chunks}")
+    return max(local_s, comm_s) + min(local_s, comm_s) / chunks
+
+
+def per_device_prediction(row: dict, system: System = H100_NCCL, chunks: int = 4) -> dict:
+    """Predicted time of a plan from a ``benchmarks.per_device`` row (its columns
+    ``grid``, ``exchange_groups``, ``exchange_mib``, ``local_ms``).
+
+    Returns
+    -------
+    dict
+        ``local_s`` (measured: the per-device program less its stand-in copies, at
+        least 0),
+        ``exchange_s`` (modelled, one per all-to-all), ``comm_s`` (their sum),
+        ``serial_s`` (local work then exchanges, as pfft runs) and ``overlap_s``
+        (:func:`overlapped`, never above ``serial_s``).
+    """
+    grid = tuple(int(v) for v in str(row["grid"]).split("x"))
+    groups = [tuple(int(a) for a in g.split("+")) for g in str(row["exchange_groups"]).split(";")
+              if g != ""]
+    nbytes = [float(m) * 2 ** 20 for m in str(row["exchange_mib"]).split(";") if m != ""]
+    if len(groups) != len(nbytes):
+        raise ValueError(f"{len(groups)} exchanges but {len(nbytes)} sizes in {row!r}")
+    exchange = exchange_seconds(grid, groups, nbytes, system)
+    # the program's time less its copies timed apart: below the timing's resolution
+    # (blocks of a few MiB) the difference can come out negative, and counts as none
+    local, comm = max(float(row["local_ms"]), 0.0) * 1e-3, sum(exchange)
+    return {"local_s": local, "exchange_s": exchange, "comm_s": comm,
+            "serial_s": local + comm, "overlap_s": min(local + comm,
+                                                       overlapped(local, comm, chunks))}
+
+
+def largest_n(blocks: float, devices: int, itemsize: int, memory_bytes: float,
+              step: int = 1) -> int:
+    """The largest multiple ``N`` of ``step`` whose ``N³`` transform fits on ``devices``
+    devices of ``memory_bytes`` each, where a device needs ``blocks`` times its input
+    block (``itemsize`` bytes a point); 0 if none does.
+
+    >>> largest_n(4.0, 8, 8, 80e9, step=8)
+    2712
+    """
+    if blocks <= 0 or step < 1:
+        raise ValueError(f"largest_n: blocks must be positive and step at least 1, got "
+                         f"{blocks}, {step}")
+    n = int((memory_bytes * devices / (blocks * itemsize)) ** (1 / 3)) // step * step
+    while n > 0 and blocks * itemsize * n ** 3 / devices > memory_bytes:   # rounding
+        n -= step
+    while blocks * itemsize * (n + step) ** 3 / devices <= memory_bytes:
+        n += step
+    return n
+
+
 def system_table(sizes=(512, 1024, 2048), itemsize: int = 8) -> str:
     """Markdown table of predictions for :data:`SYSTEMS` (``python -m benchmarks.model``)."""
     lines = ["| system | GPUs | grid | N³ | V per GPU (MiB) | FFT passes (ms) | pack/unpack (ms) "
@@ -172,5 +306,46 @@ def system_table(sizes=(512, 1024, 2048), itemsize: int = 8) -> str:
     return "\n".join(lines)
 
 
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description="The cost model: multi-GPU extrapolation, or "
+                                 "predictions from measured per-device programs")
+    ap.add_argument("--per-device", metavar="CSV",
+                    help="a benchmarks.per_device CSV (per_device_gpu.csv): predict from it")
+    ap.add_argument("--markdown", metavar="FILE", help="write the tables there as well")
+    ap.add_argument("--plot", metavar="PNG", help="draw the predictions (with --per-device)")
+    ap.add_argument("--chunks", type=int, default=4,
+                    help="pieces of the modelled overlap pipeline (default 4)")
+    ap.add_argument("--gpu-memory-gib", type=float, default=76.0,
+                    help="memory XLA may use on each 80 GB GPU (default 76: 95 %% of an "
+                         "H100's 79.6 GiB)")
+    args = ap.parse_args(argv)
+    if args.per_device is None and args.markdown is None:
+        print(system_table())
+        return
+    import os
+
+    from . import per_device_tables
+    figure = None
+    if args.plot and args.markdown and args.per_device:
+        figure = os.path.relpath(args.plot, os.path.dirname(os.path.abspath(args.markdown)))
+    text = per_device_tables.report(args.per_device, chunks=args.chunks,
+                                    memory_bytes=args.gpu_memory_gib * 2 ** 30,
+                                    command=_command(argv), figure=figure)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text + "\n")
+    if args.plot:
+        if args.per_device is None:
+            ap.error("--plot needs --per-device")
+        per_device_tables.plot(args.per_device, args.plot, chunks=args.chunks,
+                               command=_command(argv))
+
+
+def _command(argv) -> str:
+    import sys
+    return "python -m benchmarks.model " + " ".join(argv if argv is not None else sys.argv[1:])
+
+
 if __name__ == "__main__":
-    print(system_table())
+    main()

@@ -40,7 +40,8 @@ source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 nb_execution_mode = "off"           # the committed outputs (see above)
 nb_merge_streams = True
 root_doc = "index"
-exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+# data/*.md: tables the benchmark commands write, included by the pages that show them
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "data/*.md"]
 
 myst_heading_anchors = 3             # "#getting-started" style links to headings
 myst_enable_extensions = ["dollarmath"]

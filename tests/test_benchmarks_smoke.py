@@ -443,3 +443,178 @@ def test_malloc_steady_restarts(monkeypatch):
     assert calls == [(sys.executable, [sys.executable, "-m", "benchmarks.real_workloads",
                                        "--quick"],
                       ":".join(("glibc.malloc.tcache_count=0",) + common.STEADY_MALLOC))]
+
+
+def test_per_device_benchmark_tiny(tmp_path):
+    """`python -m benchmarks.per_device --platform cpu` at 16³ over 4 and 8 devices: a row
+    per grid, plan, kind and engine with the CSV's columns; each engine's result equal to
+    the xla engine's and to numpy's block-level math; times, copies and memory sane."""
+    proc, rows = _run_benchmark("per_device", "--platform", "cpu", "--sizes", "16",
+                                "--devices", "4", "8", "--repeats", "2", out=tmp_path,
+                                name="per_device_cpu")
+    from benchmarks.per_device import COLUMNS
+    from pfft.engines import native
+    assert list(rows[0]) == COLUMNS
+    assert [(r["devices"], r["plan"], r["kind"], r["engine"]) for r in rows] == [
+        (p, plan, kind, engine) for p in ("4", "8") for plan in ("slab", "pencil")
+        for kind in ("c2c", "r2c") for engine in ("native", "xla", "auto")]
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) == (24 if native.available("cpu") else 8), [r["status"] for r in rows]
+    for r in ok:
+        assert r["platform"] == "cpu" and r["command"].startswith("python -m benchmarks.per_device")
+        assert r["grid"] == {("slab", "4"): "4", ("slab", "8"): "8", ("pencil", "4"): "2x2",
+                             ("pencil", "8"): "2x4"}[r["plan"], r["devices"]]
+        assert int(r["exchanges"]) == (1 if r["plan"] == "slab" else 2), r
+        assert len(r["exchange_mib"].split(";")) == int(r["exchanges"]), r
+        ms, copies, local = float(r["ms"]), float(r["copies_ms"]), float(r["local_ms"])
+        assert 0 < copies and 0 < float(r["copy_ms"]) and math.isfinite(ms), r
+        assert local == pytest.approx(ms - copies), r
+        assert float(r["numpy_err"]) < 1e-5 and float(r["engine_diff"]) < 1e-5, r
+        # at least the input and the output; donating the input never costs more
+        assert 2 <= float(r["donated_blocks"]) <= float(r["kept_blocks"]) < 8, r
+    for r in ok:
+        if r["engine"] == "auto":   # lax.fft for the innermost axes, native for strided ones
+            assert r["fft_engines"] == ("xla, native" if r["plan"] == "slab"
+                                        else "xla, native, native"), r
+    assert "| 16³ | 8 | pencil 2x4 | r2c | xla |" in proc.stdout
+    assert (tmp_path / "per_device_cpu.md").read_text().count("| 16³ |") == 24
+
+
+def test_per_device_stand_in_never_takes_the_pieces_path():
+    """The stand-in transport neither shifts nor swaps, so a native CPU engine (which
+    could write pieces) runs the all-to-all path the GPU program runs."""
+    from benchmarks.standin import CopyTransport
+    from pfft import pieces
+    from pfft.engines import native
+    from pfft.engines.choice import BoundEngine
+    if not native.available("cpu"):
+        pytest.skip("native CPU kernels not built")
+    engine = BoundEngine(native, 1, "cpu", "auto")
+    assert engine.PIECES and not pieces.enabled(engine, CopyTransport((("x", 4),)))
+
+
+def test_model_per_device_arithmetic():
+    """The model's figures worked by hand: (1 - 1/p) of each exchange's block at 370 GB/s
+    on NVLink inside a node of 8 and 48 GB/s over InfiniBand, whichever side is slower;
+    the overlap of local work and exchanges; the largest N³ that fits."""
+    from benchmarks import model
+    mib = 2 ** 20
+    slab = model.per_device_prediction(dict(grid="8", exchange_groups="0",
+                                            exchange_mib="1024", local_ms=3.0))
+    comm = (1 - 1 / 8) * 1024 * mib / 370e9
+    assert slab["exchange_s"] == [pytest.approx(comm)] and comm == pytest.approx(2.539e-3, 1e-3)
+    assert slab["serial_s"] == pytest.approx(3e-3 + comm)
+    assert slab["overlap_s"] == pytest.approx(3e-3 + comm / 4)       # local work the longer
+    pencil = model.per_device_prediction(dict(grid="2x4", exchange_groups="1;0",
+                                              exchange_mib="1024;1024", local_ms=1.0))
+    assert pencil["exchange_s"] == pytest.approx([0.75 * 1024 * mib / 370e9,
+                                                  0.5 * 1024 * mib / 370e9])
+    assert pencil["overlap_s"] == pytest.approx(pencil["comm_s"] + 1e-3 / 4)
+    # 256 GPUs, 16x16: 'y' spans two nodes (8 of its 16 devices off-node), 'x' 16 nodes
+    wide = model.per_device_prediction(dict(grid="16x16", exchange_groups="1;0+1",
+                                            exchange_mib="64;64", local_ms=0.5))
+    assert wide["exchange_s"] == pytest.approx([
+        64 * mib * max(7 / 16 / 370e9, 8 / 16 / 48e9),
+        64 * mib * max(7 / 256 / 370e9, 248 / 256 / 48e9)])
+    tiny = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1",
+                                            local_ms=-0.001))      # within the noise
+    assert tiny["local_s"] == 0 and tiny["serial_s"] == tiny["comm_s"]
+    assert model.H100_NCCL.group_bandwidth((2, 4), (0, 1)) == pytest.approx(370e9)
+    assert model.SYSTEMS["8xH100 NVLink"].axis_bandwidth((2, 4), 1) == pytest.approx(450e9)
+    assert round(model.predict(256, (2, 2), 8, mem_bw=10e9, a2a_bw=5e9)["total_s"] * 1e3, 1) \
+        == 30.2                                                     # the old API, unchanged
+    assert model.overlapped(4.0, 2.0, chunks=4) == 4.5
+    with pytest.raises(ValueError):
+        model.overlapped(1.0, 1.0, chunks=0)
+    n = model.largest_n(4.0, 8, 8, 80e9, step=8)
+    assert n % 8 == 0 and 4 * 8 * n ** 3 / 8 <= 80e9 < 4 * 8 * (n + 8) ** 3 / 8
+    with pytest.raises(ValueError):
+        model.per_device_prediction(dict(grid="8", exchange_groups="0;0", exchange_mib="1",
+                                         local_ms=1.0))
+
+
+def _per_device_csv(path, local_ms):
+    """A per-device CSV with the rows the anchors need (figures chosen, not measured)."""
+    from benchmarks.per_device import COLUMNS
+    cases = [(1024, 8, "slab", "8", "0", "8", "1024"),
+             (1024, 8, "pencil", "2x4", "1;0", "4;2", "1024;1024"),
+             (2048, 256, "slab", "256", "0", "256", "256"),
+             (1024, 4, "slab", "4", "0", "4", "2048")]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        for n, p, plan, grid, groups, sizes, mib in cases:
+            for engine, extra in (("native", 0.0), ("xla", 1.0)):
+                local = local_ms + extra
+                writer.writerow({k: "" for k in COLUMNS} | dict(
+                    platform="gpu", device="Test GPU 80GB", device_memory_gib="75.6",
+                    date="2026-01-02", jax="0.0", command="python -m benchmarks.per_device "
+                    "--platform gpu", n=n, devices=p, plan=plan, grid=grid, kind="c2c",
+                    engine=engine, block_mib=8 * n ** 3 / p / 2 ** 20,
+                    exchanges=len(groups.split(";")),
+                    exchange_groups=groups, exchange_sizes=sizes, exchange_mib=mib,
+                    ms=local + 0.5, copy_ms=0.4, copies_ms=0.5, local_ms=local,
+                    local_over_copy=local / 0.4, kept_blocks=4.0, donated_blocks=3.0,
+                    engine_diff=0.0, status="ok"))
+
+
+def test_model_per_device_report(tmp_path):
+    """`python -m benchmarks.model --per-device CSV --markdown MD --plot PNG`: the header
+    names the CSV's machine, date and command; pfft today (the least local work plus the
+    modelled exchange) and overlapped beside the published figures; the goal's verdict
+    worked out; without a CSV, the published figures beside the modelled floors."""
+    _per_device_csv(tmp_path / "pd.csv", local_ms=3.0)
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.model", "--per-device",
+                           str(tmp_path / "pd.csv"), "--markdown", str(tmp_path / "m.md"),
+                           "--plot", str(tmp_path / "m.png")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = (tmp_path / "m.md").read_text()
+    assert text.strip() == proc.stdout.strip()
+    assert text.startswith("*Measured on Test GPU 80GB (75.6 GiB for XLA), jax 0.0, 2026-01-02: "
+                           "`python -m benchmarks.per_device --platform gpu`.")
+    today, comm = 3.0 + 7 / 8 * 2 ** 30 / 370e9 * 1e3, 7 / 8 * 2 ** 30 / 370e9 * 1e3
+    assert f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | {3.0 + comm / 4:.2f} |" \
+        in text
+    assert f"Predicted today: {today:.2f} ms (slab 8, native" in text
+    assert "in series): **not met**" in text
+    assert f"{3.0 + comm / 4:.2f} ms (slab, native): **met**" in text
+    for header in ("(ms, measured)", "(ms, modelled)", "(blocks, measured)",
+                   "pfft today (ms): local measured"):
+        assert header in text, header
+    assert (tmp_path / "m.png").stat().st_size > 1000
+    bare = subprocess.run([sys.executable, "-m", "benchmarks.model", "--markdown",
+                           str(tmp_path / "none.md")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert bare.returncode == 0, bare.stderr[-3000:]
+    none = (tmp_path / "none.md").read_text()
+    assert "Not measured on a GPU yet" in none
+    assert "| one-exchange (slab) floor | 1024³ | 8 | 2.5 | 2.54 |" in none
+    assert "| two-exchange (pencil) floor | 1024³ | 8 | 5.1 | 3.63 |" in none
+    table = subprocess.run([sys.executable, "-m", "benchmarks.model"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and table.stdout.startswith("| system | GPUs | grid |")
+
+
+def test_per_device_marks_what_does_not_fit_or_is_late(monkeypatch):
+    """A program whose compiled memory exceeds the device's is marked and not run, one
+    whose input and output alone exceed it is not even compiled, and past the time
+    budget nothing more starts; none of these counts as a failure."""
+    import jax
+    from benchmarks import per_device
+
+    device = jax.devices("cpu")[0]
+    block = 4 * 16 * 16 * 8                                  # 16³ complex64 over 4
+    monkeypatch.setattr(per_device, "_device_memory", lambda d: 3 * block)
+    fit = per_device.run(per_device.cases([16], [4], ["slab"], ["c2c"], ["xla"]), device,
+                         progress=lambda s: None)
+    assert fit[0].status.startswith("does not fit: needs") and "ms" not in fit[0].result
+    assert fit[0].result["kept_blocks"] > 3
+    monkeypatch.setattr(per_device, "_device_memory", lambda d: block)
+    tiny = per_device.run(per_device.cases([16], [4], ["slab"], ["c2c"], ["xla"]), device,
+                          progress=lambda s: None)
+    assert tiny[0].status.startswith("does not fit: 2 blocks")
+    late = per_device.run(per_device.cases([16, 32], [4]), device, budget_s=0,
+                          progress=lambda s: None)
+    assert {c.status for c in late} == {"not run: past the 0 s budget"}
+    assert per_device.failures(fit + tiny + late) == []

@@ -1,0 +1,569 @@
+"""What a device of a ``p``-device plan runs, measured on one device.
+
+For an ``N³`` transform over ``p`` devices, the per-device program of pfft's slab plan
+(grid ``(p,)``) and pencil plan (grid ``pfft.dims_create(p, 2)``), forward, complex64
+``fftn`` (``c2c``) and float32 ``rfftn`` (``r2c``): the device's block (``N³/p``
+points, as the plan's input layout cuts it), its local transforms and each exchange's
+local work (packing, unpacking) exactly as :func:`pfft.executor.run_chain` runs them,
+with the transfer itself replaced by one copy of the same bytes
+(:class:`benchmarks.standin.CopyTransport`). Engines: ``native`` (pfft's kernels:
+cuFFT on GPUs, DUCC on CPUs), ``xla`` (``lax.fft``) and ``auto`` (the per-stage engine
+:class:`pfft.engines.choice.PerStageEngine`: ``lax.fft`` for transforms over the
+innermost axes, native for strided ones; what ``engine="auto"`` runs on GPUs).
+
+For each configuration, in one run:
+
+- the time of the program (median of ``--repeats`` runs after one warm-up call that
+  also checks the result; calls under 2 ms are timed in a batch of back-to-back calls);
+- the time of a plain copy of the block (``jnp.copy``: the bandwidth unit);
+- the time of the stand-in transfers alone (each exchange's copy, timed by itself):
+  what the program spends in copies that a real exchange replaces by the transfer;
+  the rest is the device's local work, what :mod:`benchmarks.model` adds the modelled
+  transfers to;
+- the memory the program needs, from ``compiled.memory_analysis()`` (arguments +
+  outputs + temporaries), in blocks of its input: kept, and with the input donated
+  (``donate_argnums``, less what XLA aliases);
+- the agreement of the engines (a strided sample of each output against the ``xla``
+  engine's) and, for blocks up to ``--check-max-mib``, the error against numpy in
+  float64 of the same block-level math (:func:`benchmarks.standin.block_math`).
+
+Configurations whose compiled program would not fit the device's memory are marked
+and not run; so are those left when ``--budget-s`` seconds have passed. A failing case
+(an error, an out-of-memory) is marked and the run goes on; the run exits with status
+1 if any case raised an error or a result disagreed (beyond 1e-5). Writes
+``per_device_<platform>.{md,csv}`` under ``--out``; every CSV row carries the machine,
+the date and the command (:mod:`benchmarks.model` reads them).
+
+    python -m benchmarks.per_device --platform cpu --sizes 32 --devices 4 8
+    XLA_PYTHON_CLIENT_MEM_FRACTION=0.95 python -m benchmarks.per_device --platform gpu \\
+        --sizes 1024 2048 512 --devices 4 8 64 256 --budget-s 100 --out results
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import math
+import os
+import platform as host_platform
+import sys
+import time
+import traceback
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+# what XLA may take of a GPU's memory (its default is 75 %): the largest blocks need it
+os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.95")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+from pfft.autodiff import FORWARD  # noqa: E402
+from pfft.core import PlanCore  # noqa: E402
+from pfft.engines import native  # noqa: E402
+from pfft.engines import xla as xla_engine  # noqa: E402
+from pfft.engines.choice import PerStageEngine, engine_for_plan  # noqa: E402
+from pfft.grid import dims_create  # noqa: E402
+from pfft.layout import default_layout  # noqa: E402
+from pfft.stages import Exchange  # noqa: E402
+
+from .common import first_device, median_time, write_results  # noqa: E402
+from .per_device_tables import measured_table  # noqa: E402
+from .standin import CopyTransport, block_math, transfer  # noqa: E402
+
+__all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures", "machine",
+           "main", "COLUMNS"]
+
+ENGINES = ("native", "xla", "auto")
+PLANS = ("slab", "pencil")
+KINDS = ("c2c", "r2c")
+TOLERANCE = 1e-5              # relative L2, single precision, between engines and to numpy
+BATCH_S = 2e-3                # calls shorter than this are timed in back-to-back batches
+FITS = 0.97                   # share of the device's memory a program may plan to use
+
+COLUMNS = ["platform", "device", "device_memory_gib", "date", "jax", "command", "n",
+           "devices", "plan", "grid", "kind", "engine", "fft_engines", "block_mib",
+           "exchanges", "exchange_groups", "exchange_sizes", "exchange_mib", "ms", "copy_ms",
+           "copies_ms", "local_ms", "local_over_copy", "kept_blocks", "donated_blocks",
+           "kept_gib", "donated_gib", "engine_diff", "numpy_err", "status"]
+
+
+@dataclass
+class Case:
+    """One configuration: ``n³`` over ``devices`` on a ``plan`` grid, one kind, one engine.
+
+    ``status`` is empty while the case can run, else why it did not ("does not fit
+    ...", "not run ...") or how it failed ("error: ...", "OOM"). The other attributes
+    are filled as the case is built, compiled and run.
+    """
+
+    n: int
+    devices: int
+    plan: str
+    kind: str
+    engine: str
+    status: str = ""
+    grid: tuple[int, ...] = ()
+    core: PlanCore | None = None
+    transfers: list = field(default_factory=list)
+    fft_engines: str = ""
+    compiled: object = None
+    result: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple:
+        """The configuration without the engine (engines are compared within one)."""
+        return (self.n, self.devices, self.plan, self.kind)
+
+    @property
+    def in_dtype(self) -> np.dtype:
+        return np.dtype(np.float32 if self.kind == "r2c" else np.complex64)
+
+
+def grid_of(plan: str, devices: int) -> tuple[int, ...]:
+    """The grid of a slab (``(p,)``) or pencil (``dims_create(p, 2)``) plan.
+
+    Raises
+    ------
+    ValueError
+        For an unknown plan.
+    """
+    if plan == "slab":
+        return (devices,)
+    if plan == "pencil":
+        return dims_create(devices, 2)
+    raise ValueError(f"plan must be one of {PLANS}, got {plan!r}")
+
+
+def cases(sizes, devices, plans=PLANS, kinds=KINDS, engines=ENGINES) -> list[Case]:
+    """Every configuration, sizes in the order given (the first run first)."""
+    return [Case(n, p, plan, kind, engine) for n in sizes for p in devices for plan in plans
+            for kind in kinds for engine in engines]
+
+
+def engines_for(device, names) -> dict:
+    """Each engine name's engine on ``device``'s platform, or why it is not available.
+
+    The native engines never write pieces (``fuse=False``: pieces are a CPU path that
+    the GPU program does not have). On CPUs, where ``engine="auto"`` means native, the
+    per-stage engine is built directly.
+    """
+    plat = "cpu" if device.platform == "cpu" else "gpu"
+    out = {}
+    for name in names:
+        if name not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
+        if name == "xla":
+            out[name] = xla_engine
+        elif not native.available(plat):
+            out[name] = f"native {plat} engine unavailable: {native.unavailable_reason(plat)}"
+        elif name == "native":
+            out[name] = engine_for_plan("native", [device], fuse=False)
+        elif plat == "cpu":
+            out[name] = PerStageEngine(native, native.num_threads(), "cpu", False)
+        else:
+            engine = engine_for_plan("auto", [device], fuse=False)
+            out[name] = (engine if isinstance(engine, PerStageEngine)
+                         else "engine='auto' is xla here")
+    return out
+
+
+def _build(case: Case, engine) -> None:
+    """The plan core of ``case`` over a stand-in transport (``case.status`` says why
+    there is none: a grid the default layout cannot use whole)."""
+    case.grid = grid_of(case.plan, case.devices)
+    if case.plan == "pencil" and case.grid[0] == 1:
+        case.status = f"no pencil grid of {case.devices} devices"
+        return
+    grid = tuple(zip(("x", "y"), case.grid))
+    shape = (case.n,) * 3
+    layout = default_layout(shape, (0, 1, 2), grid)
+    if layout.unused_mesh_axes:
+        case.status = f"not a {case.plan}: {case.n}³ cannot be cut over {case.grid}"
+        return
+    case.core = PlanCore(shape, np.complex64, (0, 1, 2), "backward", layout, kind=case.kind,
+                         n=None, spectrum="numpy", padding=(), engine=engine,
+                         transport=CopyTransport(grid))
+
+
+def program(core: PlanCore, record: list | None = None):
+    """The per-device forward program of ``core``: ``f(block, live)``, ``live`` the
+    stand-in's flag (pass ``True``). Tracing it sets ``record`` to the ``(shape,
+    dtype)`` of each transfer."""
+    def forward(block, live):
+        with core.transform.transport.running(live) as transfers:
+            out = core.transform.apply(block, FORWARD)
+        if record is not None:
+            record[:] = transfers
+        return out
+    return forward
+
+
+def _lower(case: Case, device):
+    """Trace ``case``'s program (kept and donated) for ``device``; record its transfers
+    and, for the per-stage engine, which engine each FFT stage runs."""
+    on = jax.sharding.SingleDeviceSharding(device)
+    specs = (jax.ShapeDtypeStruct(case.core.chain.in_layout.local_shape, case.in_dtype,
+                                  sharding=on),
+             jax.ShapeDtypeStruct((), np.bool_, sharding=on))
+    fn = program(case.core, case.transfers)
+    engine = case.core.engine
+    log = []
+    if isinstance(engine, PerStageEngine):
+        with engine.recording() as log:
+            kept = jax.jit(fn).lower(*specs)
+    else:
+        kept = jax.jit(fn).lower(*specs)
+    case.fft_engines = ", ".join(log)
+    with warnings.catch_warnings():                 # donated buffers of other shapes
+        warnings.simplefilter("ignore")
+        donated = jax.jit(fn, donate_argnums=0).lower(*specs)
+    return kept, donated
+
+
+def _make_block(shape, dtype):
+    """A function making a block of pseudo-random values in [-1, 1) (both parts for
+    complex), in one pass on the device (a hash of each point's indices)."""
+    def mix(h):
+        h = h ^ (h >> 15)
+        h = h * jnp.uint32(0x2C1B3C6D)
+        h = h ^ (h >> 12)
+        h = h * jnp.uint32(0x297A2D39)
+        return h ^ (h >> 15)
+
+    def unit(h):
+        return (h >> 8).astype(jnp.float32) * np.float32(2.0 ** -23) - np.float32(1.0)
+
+    def make():
+        h = sum(lax.broadcasted_iota(jnp.uint32, shape, d) * jnp.uint32(c)
+                for d, c in enumerate((0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D)[:len(shape)]))
+        h = mix(h)
+        if np.dtype(dtype).kind != "c":
+            return unit(h).astype(dtype)
+        return lax.complex(unit(h), unit(mix(h ^ jnp.uint32(0x5BD1E995)))).astype(dtype)
+    return make
+
+
+def _probe(y):
+    """A strided sample of at most 32 points along each axis: what engines compare."""
+    return y[tuple(slice(None, None, max(1, -(-d // 32))) for d in y.shape)]
+
+
+def _rel(a, b) -> float:
+    a, b = np.asarray(a, np.complex128), np.asarray(b, np.complex128)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+
+
+def _device_memory(device) -> int:
+    """Bytes XLA may use on ``device`` (the host's memory for a CPU)."""
+    try:
+        limit = (device.memory_stats() or {}).get("bytes_limit")
+    except Exception:                               # noqa: BLE001 (not every backend)
+        limit = None
+    if limit:
+        return int(limit)
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
+        return "OOM"
+    return "error: " + text.splitlines()[0][:160]
+
+
+class _Compiler:
+    """Compiles lowered programs in a pool of threads (XLA compiles without the
+    interpreter lock) and remembers helper programs by their arguments."""
+
+    def __init__(self, device, workers: int):
+        self.device = device
+        self.pool = ThreadPoolExecutor(max_workers=max(1, workers))
+        self.helpers: dict = {}
+
+    def submit(self, lowered):
+        return self.pool.submit(lowered.compile)
+
+    def helper(self, key: tuple, fn, *specs):
+        """``jax.jit(fn)`` compiled for ``specs`` (shape, dtype pairs), submitted once
+        per ``key`` (what names ``fn``) and ``specs``."""
+        key = tuple(key) + tuple(specs)
+        if key not in self.helpers:
+            on = jax.sharding.SingleDeviceSharding(self.device)
+            args = [jax.ShapeDtypeStruct(s, d, sharding=on) for s, d in specs]
+            lowered = jax.jit(fn, out_shardings=on).lower(*args)
+            self.helpers[key] = self.submit(lowered)
+        return self.helpers[key]
+
+
+def _transfer_spec(shape, dtype) -> tuple:
+    """A transfer's array as ``(p, rest)``: its copy costs the same for any shape."""
+    return ((shape[0], math.prod(shape[1:])), np.dtype(dtype))
+
+
+def _timed(fn, *args, repeats: int) -> float:
+    """Median ms of ``fn(*args)`` (warmed up by the caller), in batches of back-to-back
+    calls where one call is under :data:`BATCH_S`."""
+    start = time.perf_counter()
+    fn(*args).block_until_ready()
+    once = time.perf_counter() - start
+    calls = max(1, min(50, int(BATCH_S / max(once, 1e-6))))
+    return 1e3 * median_time(fn, *args, repeats=repeats, warmup=0, calls=calls)
+
+
+def run(cases_: list[Case], device, *, repeats: int = 5, check_max_mib: float = 4.0,
+        budget_s: float | None = None, workers: int | None = None, progress=print) -> list[Case]:
+    """Build, compile and run every case on ``device``; fills each case's ``result``
+    and ``status``. Cases are taken in groups of one size: a group's programs are
+    compiled together (in threads), then run one after the other."""
+    start = time.perf_counter()
+    limit = _device_memory(device)
+    engines = engines_for(device, sorted({c.engine for c in cases_}))
+    comp = _Compiler(device, workers or min(16, os.cpu_count() or 1))
+    live = jax.device_put(np.bool_(True), device)
+    late = f"not run: past the {budget_s:g} s budget" if budget_s is not None else ""
+
+    def over_budget() -> bool:
+        return budget_s is not None and time.perf_counter() - start > budget_s
+
+    for n in dict.fromkeys(c.n for c in cases_):
+        group = [c for c in cases_ if c.n == n]
+        if over_budget():
+            for c in group:
+                c.status = c.status or late
+            continue
+        pending = {id(c): _prepare(c, engines[c.engine], device, comp, limit) for c in group}
+        for c in group:
+            if pending[id(c)] is not None:
+                _compiled(c, pending[id(c)], limit)
+        for c in group:
+            if c.status or c.compiled is None:
+                continue
+            if over_budget():
+                c.status = late
+                continue
+            _guarded(c, _measure, c, comp, live, repeats, check_max_mib)
+            c.compiled = None
+            gc.collect()
+            progress(_line(c))
+        _compare(group)
+    comp.pool.shutdown()
+    return cases_
+
+
+def _guarded(c: Case, fn, *args):
+    """``fn(*args)``; an exception marks ``c`` (its status) and the run goes on."""
+    try:
+        return fn(*args)
+    except Exception as exc:                      # noqa: BLE001 (reported, run goes on)
+        c.status = _short(exc)
+        traceback.print_exc(file=sys.stderr)
+        return None
+
+
+def _prepare(c: Case, engine, device, comp: _Compiler, limit: int):
+    """Build and lower ``c`` and submit its compilations (its programs and the helpers
+    that make, copy and sample its blocks); ``None`` where it cannot run."""
+    if isinstance(engine, str):                   # why the engine is not available
+        c.status = engine
+        return None
+
+    def prepare():
+        _build(c, engine)
+        if c.status:
+            return None
+        shape = c.core.chain.in_layout.local_shape
+        nbytes = math.prod(shape) * c.in_dtype.itemsize
+        if 2 * nbytes > limit:                    # its input and output alone
+            c.status = (f"does not fit: 2 blocks of {nbytes / 2**30:.1f} GiB > "
+                        f"{limit / 2**30:.0f} GiB")
+            return None
+        kept, donated = _lower(c, device)
+        comp.helper(("block", shape, c.in_dtype), _make_block(shape, c.in_dtype))
+        comp.helper(("copy",), jnp.copy, (shape, c.in_dtype))
+        for t in c.transfers:
+            comp.helper(("transfer",), transfer, _transfer_spec(*t), ((), np.bool_))
+        out = jax.eval_shape(program(c.core), jax.ShapeDtypeStruct(shape, c.in_dtype),
+                             jax.ShapeDtypeStruct((), np.bool_))
+        comp.helper(("probe",), _probe, (out.shape, out.dtype))
+        return comp.submit(kept), comp.submit(donated)
+    return _guarded(c, prepare)
+
+
+def _compiled(c: Case, futures, limit: int) -> None:
+    """Wait for ``c``'s programs; read their memory; mark it if it would not fit."""
+    def collect():
+        kept, donated = (f.result() for f in futures)
+        _memory(c, kept, donated)
+        if c.result["kept_bytes"] > FITS * limit:
+            c.status = (f"does not fit: needs {c.result['kept_bytes'] / 2**30:.1f} GiB of "
+                        f"{limit / 2**30:.0f} GiB")
+        else:
+            c.compiled = kept
+    _guarded(c, collect)
+
+
+def _memory(c: Case, kept, donated) -> None:
+    """Arguments + outputs + temporaries of both compiled programs, in input blocks."""
+    block = math.prod(c.core.chain.in_layout.local_shape) * c.in_dtype.itemsize
+    for name, compiled in (("kept", kept), ("donated", donated)):
+        m = compiled.memory_analysis()
+        if m is None:                             # pragma: no cover - backend without it
+            continue
+        total = (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+                 - (m.alias_size_in_bytes if name == "donated" else 0))
+        c.result[f"{name}_bytes"] = total
+        c.result[f"{name}_blocks"] = total / block
+    c.result.setdefault("kept_bytes", 0)
+
+
+def _measure(c: Case, comp: _Compiler, live, repeats: int, check_max_mib: float) -> None:
+    """Run ``c`` (the warm-up call checks it), time it, its copies and a block copy."""
+    shape = c.core.chain.in_layout.local_shape
+    x = comp.helper(("block", shape, c.in_dtype), _make_block(shape, c.in_dtype)).result()()
+    y = c.compiled(x, live)
+    c.result["probe"] = np.asarray(comp.helper(("probe",), _probe, (y.shape, y.dtype)).result()(y))
+    block_mib = x.size * x.dtype.itemsize / 2 ** 20
+    if block_mib <= check_max_mib:
+        c.result["numpy_err"] = _rel(y, block_math(np.asarray(x), c.core.chain))
+    del y
+    c.result["ms"] = _timed(c.compiled, x, live, repeats=repeats)
+    c.result["copy_ms"] = _timed(comp.helper(("copy",), jnp.copy, (shape, c.in_dtype)).result(), x,
+                                 repeats=repeats)
+    del x
+    copies = 0.0
+    for t in c.transfers:
+        spec = _transfer_spec(*t)
+        fn = comp.helper(("transfer",), transfer, spec, ((), np.bool_)).result()
+        a = jnp.zeros(*spec, device=comp.device)
+        fn(a, live).block_until_ready()
+        copies += _timed(fn, a, live, repeats=repeats)
+        del a
+    c.result["copies_ms"] = copies
+
+
+def _compare(group: list[Case]) -> None:
+    """Each engine's sample against the xla engine's (else the first run's), per
+    configuration."""
+    for key in dict.fromkeys(c.key for c in group):
+        ran = [c for c in group if c.key == key and "probe" in c.result]
+        if not ran:
+            continue
+        ref = next((c for c in ran if c.engine == "xla"), ran[0])
+        for c in ran:
+            c.result["engine_diff"] = _rel(c.result["probe"], ref.result["probe"])
+            c.result["reference"] = ref.engine
+
+
+def _line(c: Case) -> str:
+    r = c.result
+    what = f"{c.n}^3 p={c.devices} {c.plan} {c.kind} {c.engine}"
+    if c.status:
+        return f"{what}: {c.status}"
+    return (f"{what}: {r['ms']:.3g} ms (copy {r['copy_ms']:.3g}, in copies "
+            f"{r['copies_ms']:.3g}), memory {r.get('kept_blocks', math.nan):.2f} / "
+            f"{r.get('donated_blocks', math.nan):.2f} blocks")
+
+
+def failures(cases_: list[Case]) -> list[str]:
+    """What failed: errors and results beyond :data:`TOLERANCE` (a program that ran out
+    of memory is marked in the table, not counted here: it says how much fits)."""
+    out = []
+    for c in cases_:
+        what = f"{c.n}³ p={c.devices} {c.plan} {c.kind} {c.engine}"
+        if c.status.startswith("error"):
+            out.append(f"{what}: {c.status}")
+        for key in ("engine_diff", "numpy_err"):
+            v = c.result.get(key)
+            if v is not None and not v <= TOLERANCE:
+                out.append(f"{what}: {key} {v:.1e}")
+    return out
+
+
+def rows(cases_: list[Case], meta: dict) -> list[dict]:
+    """One CSV row (:data:`COLUMNS`) per case; ``meta`` fills the machine's columns."""
+    out = []
+    for c in cases_:
+        r = c.result
+        row = dict(meta, n=c.n, devices=c.devices, plan=c.plan,
+                   grid="x".join(map(str, c.grid or grid_of(c.plan, c.devices))),
+                   kind=c.kind, engine=c.engine, fft_engines=c.fft_engines, status=c.status or "ok")
+        if c.core is not None:
+            layout = c.core.chain.in_layout
+            names = [m for m, _ in layout.grid]
+            row["block_mib"] = math.prod(layout.local_shape) * c.in_dtype.itemsize / 2 ** 20
+            ex = [st for st in c.core.chain.stages if isinstance(st, Exchange)]
+            groups = [((st.mesh_axis,) if isinstance(st.mesh_axis, str) else st.mesh_axis)
+                      for st in ex]
+            row["exchanges"] = len(ex)
+            row["exchange_groups"] = ";".join("+".join(str(names.index(m)) for m in g)
+                                              for g in groups)
+            row["exchange_sizes"] = ";".join(str(st.size) for st in ex)
+            row["exchange_mib"] = ";".join(f"{math.prod(s) * d.itemsize / 2**20:.6g}"
+                                           for s, d in c.transfers)
+        for key in ("ms", "copy_ms", "copies_ms", "engine_diff", "numpy_err"):
+            row[key] = r.get(key, "")
+        if "ms" in r:
+            row["local_ms"] = r["ms"] - r["copies_ms"]
+            row["local_over_copy"] = row["local_ms"] / r["copy_ms"]
+        for key in ("kept", "donated"):
+            if f"{key}_bytes" in r and r[f"{key}_bytes"]:
+                row[f"{key}_blocks"] = r[f"{key}_blocks"]
+                row[f"{key}_gib"] = r[f"{key}_bytes"] / 2 ** 30
+        out.append({k: row.get(k, "") for k in COLUMNS})
+    return out
+
+
+def machine(device, command: str) -> dict:
+    """The columns every row carries: platform, device, memory, date, jax, command."""
+    return dict(platform="cpu" if device.platform == "cpu" else "gpu",
+                device=(device.device_kind if device.platform != "cpu" else
+                        f"{host_platform.processor() or host_platform.machine()}, "
+                        f"{os.cpu_count()} cores"),
+                device_memory_gib=f"{_device_memory(device) / 2**30:.1f}",
+                date=str(datetime.date.today()), jax=jax.__version__, command=command)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--platform", choices=["cpu", "gpu"], default="cpu")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
+    ap.add_argument("--devices", type=int, nargs="+", default=[4, 8, 64, 256])
+    ap.add_argument("--plans", nargs="+", choices=PLANS, default=list(PLANS))
+    ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    ap.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--check-max-mib", type=float, default=4.0,
+                    help="largest input block (MiB) checked against numpy on the host")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="start no configuration after this many seconds")
+    ap.add_argument("--workers", type=int, default=None, help="threads compiling (default: "
+                    "the cores, at most 16)")
+    ap.add_argument("--out", default="results")
+    args = ap.parse_args(argv)
+    device = first_device(args.platform)
+    command = "python -m benchmarks.per_device " + " ".join(
+        argv if argv is not None else sys.argv[1:])
+    meta = machine(device, command)
+    header = (f"pfft per-device programs, {meta['date']}, {meta['device']} "
+              f"({meta['device_memory_gib']} GiB for XLA), jax {meta['jax']}; median of "
+              f"{args.repeats} after a warm-up; `{command}`")
+    print(header, flush=True)
+    started = time.perf_counter()
+    done = run(cases(args.sizes, args.devices, args.plans, args.kinds, args.engines), device,
+               repeats=args.repeats, check_max_mib=args.check_max_mib, budget_s=args.budget_s,
+               workers=args.workers, progress=lambda s: print(s, file=sys.stderr, flush=True))
+    out = rows(done, meta)
+    text = measured_table(out, header + f" ({time.perf_counter() - started:.0f} s)")
+    print(text.split("\n", 2)[2])
+    write_results(out, text, args.out, f"per_device_{meta['platform']}")
+    failed = failures(done)
+    if failed:
+        sys.exit("FAILED: " + "; ".join(failed))
+
+
+if __name__ == "__main__":
+    main()
