@@ -33,7 +33,8 @@ ROOT=$(pwd)
 PLATFORM=${PLATFORM:-gpu}
 case $PLATFORM in
     gpu) SIZES=${SIZES:-256 512 1024}; REAL_SIZES=${REAL_SIZES:-256 512}; APP_N=${APP_N:-256}
-         MPI_SIZE=${MPI_SIZE:-256}; DEVICE_ARGS=${DEVICE_ARGS:---platform gpu} ;;
+         MPI_SIZE=${MPI_SIZE:-256}
+         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --budget-s 90} ;;
     cpu) SIZES=${SIZES:-32}; REAL_SIZES=${REAL_SIZES:-32}; APP_N=${APP_N:-32}
          MPI_SIZE=${MPI_SIZE:-32}
          DEVICE_ARGS=${DEVICE_ARGS:---platform cpu --sizes 32 --devices 4 8} ;;
@@ -149,7 +150,7 @@ fi
 if want device; then
     step device "what one device of a p-GPU plan runs"
     # shellcheck disable=SC2086  # DEVICE_ARGS is a list
-    XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=60 \
+    XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.95} SHOW=60 \
         run per_device 300 "$PY" -m benchmarks.per_device $DEVICE_ARGS --out "$OUT" || true
     if [[ -f $OUT/per_device_$PLATFORM.csv ]]; then
         SHOW=40 run model 120 "$PY" -m benchmarks.model --per-device "$OUT/per_device_$PLATFORM.csv" \
