@@ -57,8 +57,8 @@ def _engines() -> tuple[list[str], str | None]:
         if backend == "cpu":
             auto = "native" if native.available("cpu") else "xla"
         else:
-            auto = ("per stage: native (cuFFT) for strided transforms, xla for those over "
-                    "the innermost axes" if native.available(backend) else "xla")
+            auto = ("per stage: native (cuFFT) for strided transforms over the leading "
+                    "axes, xla for the others" if native.available(backend) else "xla")
         lines.append(f"engine='auto' on {backend}: {auto}")
     else:
         lines.append(f"$PFFT_ENGINE={name}")

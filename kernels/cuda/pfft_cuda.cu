@@ -21,8 +21,7 @@
 // cufftSetAutoAllocation(0) + cufftSetWorkArea) is one more output of the custom call,
 // a uint8 buffer XLA allocates like any other: pfft_cuda_workspace_size() tells Python
 // its size when the call is traced (XLA's FFI scratch allocator gave none on the GPUs
-// tried). Under vmap (broadcast_all) that output gains the batch dimensions too; where a
-// batched schedule needs more than the batch's share, the batch runs one block at a time.
+// tried). Under vmap pfft makes the call on the batched block, sized anew.
 
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -367,7 +366,7 @@ std::string TooSmall(long long need, long long have) {
 
 // The three handlers: check the buffers, make the schedule, run it on the stream.
 // C2C runs in place when XLA aliases the output to the input (donated). `ws` is the
-// working memory: its leading dimensions are vmap's batch dimensions, if any.
+// working memory, pfft_cuda_workspace_size() bytes for this block.
 ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::AnyBuffer x,
                      ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
                      ffi::Span<const int64_t> axes, bool forward, double scale) {
@@ -385,28 +384,9 @@ ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::AnyBuffer x,
   auto *arena = static_cast<char *>(ws->untyped_data());
   long long count_in = static_cast<long long>(x.element_count());
   long long count_out = static_cast<long long>(y->element_count());
-  if (p.arena.total <= have)
-    return Run(p, stream, dbl, kind, x.untyped_data(), y->untyped_data(), arena, count_in,
-               count_out);
-  // a batched call whose schedule outgrew the batch's share: one block at a time
-  int nb = static_cast<int>(ws->dimensions().size()) - 1;
-  long long blocks = cs::Prod(din, 0, std::max(nb, 0));
-  if (nb <= 0 || blocks <= 1) return ffi::Error::Internal(TooSmall(p.arena.total, have));
-  std::vector<long long> bin(din.begin() + nb, din.end()), bout(dout.begin() + nb, dout.end());
-  std::vector<int> bax;
-  for (int a : ax) {
-    if (a < nb) return ffi::Error::InvalidArgument("pfft: a batch dimension is transformed");
-    bax.push_back(a - nb);
-  }
-  Prepared b;
-  PFFT_TRY(Prepare(kind, dbl, bin, bout, bax, forward, scale, stream, b));
-  if (b.arena.total > have) return ffi::Error::Internal(TooSmall(b.arena.total, have));
-  size_t in_bytes = x.size_bytes() / blocks, out_bytes = y->size_bytes() / blocks;
-  for (long long k = 0; k < blocks; ++k)
-    PFFT_TRY(Run(b, stream, dbl, kind, static_cast<const char *>(x.untyped_data()) + k * in_bytes,
-                 static_cast<char *>(y->untyped_data()) + k * out_bytes, arena,
-                 count_in / blocks, count_out / blocks));
-  return ffi::Error::Success();
+  if (p.arena.total > have) return ffi::Error::Internal(TooSmall(p.arena.total, have));
+  return Run(p, stream, dbl, kind, x.untyped_data(), y->untyped_data(), arena, count_in,
+             count_out);
 }
 
 template <cs::Kind kKind>

@@ -4,8 +4,8 @@
 "auto" (the default: native where its library is built for the platform, else
 xla). "cufft" is the native engine on GPUs by its library's name; asked for on CPU
 devices it warns and chooses as "auto" does. On GPUs "auto" is a
-:class:`PerStageEngine`: the native kernels for strided transforms, ``lax.fft`` for those
-over the innermost axes. Asking for "native" where it is not built falls back to xla
+:class:`PerStageEngine`: the native kernels for strided transforms over the leading axes,
+``lax.fft`` for the others. Asking for "native" where it is not built falls back to xla
 with a warning that says why; so does "auto", once per process, with how to get the
 kernels. The engine chosen is logged on the ``pfft`` logger.
 """
@@ -21,6 +21,7 @@ import warnings
 from types import ModuleType
 
 import jax
+import jax.numpy as jnp
 
 from . import native, xla
 
@@ -151,16 +152,18 @@ class BoundEngine:
 class PerStageEngine(BoundEngine):
     """The native GPU engine where it wins, XLA's FFT elsewhere, chosen per transform.
 
-    A transform over the innermost axes of a block (at most three, the halved axis
-    last for a real one) is the layout cuFFT takes as it is: ``lax.fft`` runs it as one
-    cuFFT plan (a real transform over several axes included), as fast as the native
-    kernel on complex data and with fewer passes on real data (one plan, against one
-    per axis). A transform over any other axes is strided (a pencil's after each
-    exchange): ``lax.fft`` moves the axes last and back (two transposes), the native
-    kernel transforms them where they lie, about twice as fast on an H100
-    (docs/engines.md). Scaling decides a tie: ``lax.fft``'s inverse applies ``1/n`` in
-    a pass of its own, the native kernel the factor asked for (none for 1), so an
-    inverse transform goes to XLA only where that factor is ``1/n``.
+    Measured on an H100 (docs/engines.md): a transform over the innermost axes of a block
+    (at most three, the halved axis last for a real one) is the layout cuFFT takes as it
+    is, and ``lax.fft`` runs it as one cuFFT plan (a real transform over several axes
+    too), as fast as the native kernel on complex data and faster on real data. A
+    strided transform over the leading axes (a pencil's after its last exchange) is one
+    cuFFT launch for the native kernel, about twice as fast as ``lax.fft``'s transpose,
+    transform, transpose. A strided transform with axes before and after it (a middle
+    axis) is a loop of launches for the native kernel, one per outer index, slower than
+    XLA's transposes: XLA runs it. Scaling decides a tie: ``lax.fft``'s inverse applies
+    ``1/n`` in a pass of its own, the native kernel the factor asked for (none for 1), so
+    an inverse transform over the innermost axes goes to XLA only where that factor is
+    ``1/n``.
 
     Like the native engine, every call returns the unnormalised transform times
     ``scale`` (:attr:`natural_scale` is 1) and keeps numpy's axis order (``STRIDED``).
@@ -173,16 +176,21 @@ class PerStageEngine(BoundEngine):
         self.name = "auto"
         self._recording = threading.local()     # a list while this thread records
 
-    def route(self, positions: tuple[int, ...], ndim: int, *, scales_inverse: bool,
-              scale: float, n: int) -> ModuleType:
-        """The engine for a transform over block axes ``positions`` (the halved axis
-        last for a real one) of an ``ndim``-axis block: ``scales_inverse`` for the
+    def route(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
+              scales_inverse: bool, scale: float, n: int) -> ModuleType:
+        """The engine for a transform over block axes ``positions`` (``real``: the last
+        is the halved axis) of a block of ``shape``: ``scales_inverse`` for the
         transforms ``lax.fft`` scales by ``1/n`` (inverse complex, complex-to-real)."""
-        k = len(positions)
+        ndim, k = len(shape), len(positions)
         trailing = (0 < k <= 3 and sorted(positions) == list(range(ndim - k, ndim))
                     and positions[-1] == ndim - 1)
         unscaled_tie = not scales_inverse or math.isclose(scale * n, 1.0, rel_tol=1e-12)
-        engine = xla if trailing and unscaled_tie else self.module
+        if trailing and unscaled_tie:
+            engine = xla
+        elif _one_launch_each(positions, shape, real):
+            engine = self.module
+        else:
+            engine = xla
         log = getattr(self._recording, "log", None)
         if log is not None:
             log.append("xla" if engine is xla else "native")
@@ -201,30 +209,61 @@ class PerStageEngine(BoundEngine):
     def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
         axes = tuple(a % x.ndim for a in axes)
         n = math.prod(x.shape[a] for a in axes)
-        if self.route(axes, x.ndim, scales_inverse=inverse, scale=scale, n=n) is not xla:
+        if self.route(axes, x.shape, real=False, scales_inverse=inverse, scale=scale,
+                      n=n) is not xla:
             return super().fft(x, axes, inverse, scale=scale, inplace=inplace)
-        return _scaled(xla.fft_trailing(x, len(axes), inverse), scale * (n if inverse else 1))
+        y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
+             else (jnp.fft.ifftn if inverse else jnp.fft.fftn)(x, axes=axes))
+        return _scaled(y, scale * (n if inverse else 1))
 
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         axes = tuple(a % x.ndim for a in axes)
         n = math.prod(x.shape[a] for a in axes)
-        if self.route(axes, x.ndim, scales_inverse=False, scale=scale, n=n) is not xla:
+        if self.route(axes, x.shape, real=True, scales_inverse=False, scale=scale,
+                      n=n) is not xla:
             return super().rfft(x, axes, inverse=inverse, scale=scale)
-        y = xla.rfft_trailing(x, len(axes))        # the - sign; a real input's + sign
-        return _scaled(jax.numpy.conj(y) if inverse else y, scale)   # is the conjugate
+        y = (xla.rfft_trailing(x, len(axes)) if _trailing(axes, x.ndim)
+             else jnp.fft.rfftn(x, axes=axes))    # the - sign; a real input's + sign
+        return _scaled(jnp.conj(y) if inverse else y, scale)   # is the conjugate
 
     def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
         axes = tuple(a % x.ndim for a in axes)
-        points = n * math.prod(x.shape[a] for a in axes[:-1])
-        if self.route(axes, x.ndim, scales_inverse=True, scale=scale, n=points) is not xla:
+        lengths = [x.shape[a] for a in axes[:-1]] + [n]
+        points = math.prod(lengths)
+        if self.route(axes, x.shape, real=True, scales_inverse=True, scale=scale,
+                      n=points) is not xla:
             return super().irfft(x, axes, n, inverse=inverse, scale=scale)
         # the - sign transform of Hermitian z is the + sign transform of conj(z)
-        x = x if inverse else jax.numpy.conj(x)
-        return _scaled(xla.irfft_trailing(x, len(axes), n), scale * points)
+        x = x if inverse else jnp.conj(x)
+        y = (xla.irfft_trailing(x, len(axes), n) if _trailing(axes, x.ndim)
+             else jnp.fft.irfftn(x, lengths, axes=axes))
+        return _scaled(y, scale * points)
+
+
+def _trailing(axes: tuple[int, ...], ndim: int) -> bool:
+    """``axes`` are the innermost ones, in order (at most three: one ``lax.fft``)."""
+    return len(axes) <= 3 and axes == tuple(range(ndim - len(axes), ndim))
+
+
+def _one_launch_each(positions: tuple[int, ...], shape: tuple[int, ...], real: bool) -> bool:
+    """Whether each cuFFT plan of the native GPU kernel for this transform is one launch:
+    every run of adjacent axes (at most three; a real transform's halved axis on its
+    own, as ``kernels/common/cufft_schedule.h`` cuts them) has nothing before it or
+    nothing after it. Else the kernel loops over one of the two."""
+    rest = sorted(positions[:-1] if real else positions)
+    runs: list[list[int]] = []
+    for a in rest:
+        if runs and runs[-1][1] == a - 1 and a - runs[-1][0] < 3:
+            runs[-1][1] = a
+        else:
+            runs.append([a, a])
+    if real:
+        runs.append([positions[-1], positions[-1]])
+    return all(math.prod(shape[:a]) == 1 or math.prod(shape[b + 1:]) == 1 for a, b in runs)
 
 
 def _scaled(y, scale: float):
-    return y if scale == 1.0 else y * jax.numpy.asarray(scale, y.real.dtype)
+    return y if scale == 1.0 else y * jnp.asarray(scale, y.real.dtype)
 
 
 def engine_for_plan(name: str | None, devices,
@@ -233,8 +272,8 @@ def engine_for_plan(name: str | None, devices,
     (``fuse``: exchanges as pieces written by the FFTs, where the kernels can).
 
     ``"auto"`` picks native on CPU where its library is built; on GPUs, where the cuFFT
-    kernels are built, a :class:`PerStageEngine` (native for strided transforms, XLA's
-    FFT for those over the innermost axes), else xla.
+    kernels are built, a :class:`PerStageEngine` (native for strided transforms over the
+    leading axes, XLA's FFT for the others), else xla.
     """
     devices = list(devices) if devices is not None else [jax.devices()[0]]
     platform = "cpu" if devices[0].platform == "cpu" else "gpu"

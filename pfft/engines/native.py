@@ -166,29 +166,51 @@ def _workspace_type(x: jax.Array, nbytes: int):
 
 def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
           nthreads: int | None, inplace: bool = False) -> jax.Array:
-    """The custom call ``target`` on ``x``, for each platform whose kernels are loaded:
-    the array may live on either, and ``lax.platform_dependent`` lowers the one XLA
-    compiles for. The GPU kernel's second output is its working memory (dropped)."""
-    loaded = {p: _kernels.load(p) for p in ("cpu", "cuda")}
-    if not any(ok for ok, _ in loaded.values()):
-        raise RuntimeError(f"pfft native engine unavailable: {loaded['cpu'][1]}")
-    result = jax.typeof(x).update(shape=tuple(shape), dtype=np.dtype(dtype))
+    """The custom call ``target`` on ``x`` (``shape`` and ``dtype`` its result's), for
+    each platform whose kernels are loaded.
+
+    The array may live on either platform: a concrete array's devices say which kernel
+    runs; a traced one gets both, and ``lax.platform_dependent`` lowers the one XLA
+    compiles for. The GPU kernel's second output is its working memory (dropped), sized
+    for exactly the block it transforms: under ``vmap`` the call is made again on the
+    batched block (a batch dimension in front) instead of letting XLA broadcast it.
+    """
+    loaded = {p: _kernels.load(p)[0] for p in ("cpu", "cuda")}
+    if not any(loaded.values()):
+        raise RuntimeError(f"pfft native engine unavailable: {_kernels.load('cpu')[1]}")
     attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
                  scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
     aliases = {0: 0} if inplace else None
-    branches = {}
-    if loaded["cpu"][0]:
-        branches["cpu"] = lambda a: jax.ffi.ffi_call(
-            target, result, vmap_method="broadcast_all", input_output_aliases=aliases)(a, **attrs)
-    if loaded["cuda"][0]:
-        double = np.dtype(x.dtype) in (np.float64, np.complex128)
-        nbytes = gpu_workspace_bytes(target, tuple(x.shape), tuple(shape), tuple(axes), double)
-        branches["cuda"] = lambda a: jax.ffi.ffi_call(
-            target, (result, _workspace_type(a, nbytes)), vmap_method="broadcast_all",
-            input_output_aliases=aliases)(a, **attrs)[0]
-    if len(branches) == 1:
-        return next(iter(branches.values()))(x)
-    return jax.lax.platform_dependent(x, **branches)
+
+    @jax.custom_batching.custom_vmap
+    def call(a):
+        result = jax.typeof(a).update(shape=tuple(shape), dtype=np.dtype(dtype))
+        branches = {}
+        if loaded["cpu"]:
+            branches["cpu"] = lambda b: jax.ffi.ffi_call(
+                target, result, vmap_method="broadcast_all",
+                input_output_aliases=aliases)(b, **attrs)
+        if loaded["cuda"]:
+            double = np.dtype(a.dtype) in (np.float64, np.complex128)
+            nbytes = gpu_workspace_bytes(target, tuple(a.shape), tuple(shape), tuple(axes),
+                                         double)
+            branches["cuda"] = lambda b: jax.ffi.ffi_call(
+                target, (result, _workspace_type(b, nbytes)), vmap_method="broadcast_all",
+                input_output_aliases=aliases)(b, **attrs)[0]
+        if len(branches) == 1:
+            return next(iter(branches.values()))(a)
+        if not isinstance(a, jax.core.Tracer):
+            platform = next(iter(a.devices())).platform
+            return branches["cpu" if platform == "cpu" else "cuda"](a)
+        return jax.lax.platform_dependent(a, **branches)
+
+    @call.def_vmap
+    def _batched(axis_size, in_batched, a):
+        # the batch dimension in front: the kernel transforms the batched block
+        return _call(target, a, (axis_size, *shape), dtype, axes, inverse, scale, nthreads,
+                     inplace), True
+
+    return call(x)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
