@@ -142,10 +142,8 @@ class Plan(PlanCore):
                 return jnp.zeros(chain.out_layout.padded_shape,
                                  self._dtype_at(chain, first=False))
             x = place(x, chain.in_layout.sharding(self.mesh))
-            check = xla_transport.GATHER_IS_INVARIANT or not any(
-                isinstance(st, Gather) for st in chain.stages)
             return jax.shard_map(local, mesh=self.mesh, in_specs=chain.in_layout.spec,
-                                 out_specs=chain.out_layout.spec, check_vma=check)(x)
+                                 out_specs=chain.out_layout.spec)(x)
         return run
 
     # -- wavenumbers -------------------------------------------------------------------
