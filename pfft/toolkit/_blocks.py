@@ -116,8 +116,8 @@ def blocks_of(x, mesh=None, spec=None, *, where: str):
         parts.append(p)
     entries = _entries(spec, x.ndim, where)
     if own is None or _entries(own, x.ndim, where) != entries:
-        # move x onto the spec: needed outside jit and on Explicit axes inside it (an
-        # Auto-axes tracer of unknown sharding is resharded by shard_map itself)
-        if not is_tracer(x) and isinstance(mesh, jax.sharding.Mesh) or own is not None:
+        # move x onto the spec (an Auto-axes tracer of unknown sharding too: shard_map
+        # would reshard it, by a route XLA may abort on)
+        if is_tracer(x) or isinstance(mesh, jax.sharding.Mesh):
             x = place(x, NamedSharding(mesh, spec))
     return x, Blocks(mesh, spec, tuple(split), tuple(parts))
