@@ -38,6 +38,19 @@ GRIDS = [(1,), (2,), (4,), (8,), (1, 1), (1, 2), (2, 1), (1, 4), (4, 1), (2, 2),
 
 TOL = {np.complex64: 1e-6, np.complex128: 1e-12}
 
+# Where a DeprecationWarning is raised for: JAX's code, or the code calling JAX (JAX
+# points its warnings at the caller): pfft, its benchmarks, these tests.
+DEPRECATION_SOURCES = r"(jax|jaxlib|pfft|benchmarks|conftest|test_\w+)(\.|$)"
+
+
+def pytest_configure(config):
+    """``PFFT_TEST_STRICT_DEPRECATIONS=1`` (``make test``): a DeprecationWarning from
+    JAX fails the test that raised it, so that the next JAX release does not break
+    pfft silently."""
+    if os.environ.get("PFFT_TEST_STRICT_DEPRECATIONS", "0") not in ("", "0"):
+        config.addinivalue_line("filterwarnings",
+                                f"error::DeprecationWarning:{DEPRECATION_SOURCES}")
+
 
 def planned_collectives(plan, reverse: bool = False) -> dict[str, int]:
     """The collectives ``plan``'s chain (``reverse``: its backward chain) calls for:
