@@ -1,7 +1,14 @@
-# make demo : create .venv, install pfft (editable: pip builds its CPU kernels), run a
+# make demo : create $(VENV), install pfft (editable: pip builds its CPU kernels), run a
 #             128^3 FFT on 8 simulated CPU devices
-# make test : create .venv, install everything the suite needs (pfft editable with its
-#             kernels, MPI from the mpich wheel, mpi4py, mpi4jax), run the whole suite
+# make test : create $(VENV), install everything the suite needs (pfft editable with its
+#             kernels, MPI from the mpich wheel, mpi4py, mpi4jax), run the whole suite,
+#             with JAX's deprecation warnings as errors (STRICT_DEPRECATIONS=0: not)
+# make test-oldest: the same in .venv-oldest with the oldest jax pfft supports (pinned by
+#             .ci/oldest.txt, pyproject.toml's lower bound), on OLDEST_PYTHON; TESTS=
+#             picks the tests (default OLDEST_TESTS: the version-sensitive ones)
+# Both take PYTHON= (make test PYTHON=python3.12): a venv made by another Python is made
+#             again; jax is the newest the registry serves for that Python unless a
+#             constraints file (CONSTRAINTS=) pins it. .ci/run runs both ends.
 # make bench: the benchmark tables (docs/benchmarks.md); make bench-suite: everything,
 #             peers included (docs/performance.md)
 # make docs : the Sphinx site (warnings are errors) in docs/_build/html, with the
@@ -19,34 +26,54 @@
 #             there is only nvcc (CI: compile only): there a cuFFT that cannot be fetched
 #             skips it with a note, but a failed compile is an error.
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# a pip constraints file every install in the venv follows (test-oldest: .ci/oldest.txt)
+CONSTRAINTS ?=
+PIP    := $(BIN)/pip install -q $(if $(CONSTRAINTS),-c $(abspath $(CONSTRAINTS)))
+OLDEST_PYTHON ?= python3.11
+# the tests the oldest jax runs in CI: what touches JAX's version-sensitive parts
+# (collectives and shard_map, shardings and mesh types, autodiff rules, shifts, the FFI)
+OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff.py \
+	tests/test_autodiff_meshes.py tests/test_r2r_autodiff.py tests/test_shift.py \
+	tests/test_swap.py tests/test_layouts.py tests/test_toolkit.py tests/test_engines.py \
+	tests/test_fftn.py tests/test_rfftn.py tests/test_mpi.py tests/test_multiprocess.py \
+	tests/test_platforms.py tests/test_versions.py tests/test_x64_off.py
+TESTS  ?= tests
+STRICT_DEPRECATIONS ?= 1
 # mpi4jax's build takes an `nvcc` wrapper on PATH for a CUDA install; point it at the
 # real CUDA root where there is one, and build without CUDA where there is none.
 CUDA_ROOT := $(firstword $(wildcard /usr/local/cuda/include/cuda_runtime.h))
 MPI4JAX_ENV := PATH="$(abspath $(BIN)):$$PATH" MPI4JAX_NO_WARN_JAX_VERSION=1 \
 	$(if $(CUDA_ROOT),CUDA_PATH=/usr/local/cuda,CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
 
-.PHONY: demo test bench bench-suite bench-peers bench-mpi install clean kernels kernels-cuda docs notebooks figures
+.PHONY: demo test test-oldest bench bench-suite bench-peers bench-mpi install clean kernels kernels-cuda docs notebooks figures
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+# the venv, made again where another Python made it (make test PYTHON=...)
+$(VENV)/.python-$(PY_VERSION):
+	@[ -n "$(PY_VERSION)" ] || { echo "PYTHON=$(PYTHON) does not run"; exit 1; }
+	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" != "$(PY_VERSION)" ]; then \
+		echo "$(VENV) was made by another Python: making it again with $(PYTHON) ($(PY_VERSION))"; \
+		rm -rf $(VENV); fi
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	touch $@
 
 # The kernels are built with CMake and Ninja (the system's, else PyPI's in the venv).
 # Without build isolation, so that the editable install can rebuild them on import;
 # its build requirements (pyproject.toml) come first.
-$(VENV)/.core: pyproject.toml | $(BIN)/python
-	command -v cmake >/dev/null || $(BIN)/pip install -q cmake
-	command -v ninja >/dev/null || $(BIN)/pip install -q ninja
-	$(BIN)/pip install -q "scikit-build-core>=0.11" "jax>=0.9"
-	$(BIN)/pip install -q --no-build-isolation -e ".[test,docs]"
+$(VENV)/.core: pyproject.toml $(CONSTRAINTS) $(VENV)/.python-$(PY_VERSION)
+	command -v cmake >/dev/null || $(PIP) cmake
+	command -v ninja >/dev/null || $(PIP) ninja
+	$(PIP) "scikit-build-core>=0.11" jax
+	$(PIP) --no-build-isolation -e ".[test,docs]"
 	touch $@
 
 # docs/mpi.md#install: what `pip install "pfft[mpi]"` installs, then mpi4jax
 $(VENV)/.mpi: $(VENV)/.core
-	$(BIN)/pip install -q mpich mpi4py nanobind cython setuptools wheel
-	$(MPI4JAX_ENV) $(BIN)/pip install -q --no-build-isolation mpi4jax
+	$(PIP) mpich mpi4py nanobind cython setuptools wheel
+	$(MPI4JAX_ENV) $(PIP) --no-build-isolation mpi4jax
 	touch $@
 
 install: $(VENV)/.mpi
@@ -80,7 +107,14 @@ endif
 # -rs lists every skipped test with its reason at the end
 TEST_WORKERS ?= 2
 test: $(VENV)/.mpi kernels-cuda
-	$(BIN)/python -m pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
+	$(BIN)/python -m pfft | head -4
+	PFFT_TEST_STRICT_DEPRECATIONS=$(STRICT_DEPRECATIONS) $(BIN)/python -m pytest -q -rs \
+		-n $(TEST_WORKERS) --dist loadfile --durations=25 $(TESTS)
+
+# the oldest jax pfft supports, in a venv of its own
+test-oldest:
+	$(MAKE) test VENV=.venv-oldest PYTHON=$(OLDEST_PYTHON) CONSTRAINTS=.ci/oldest.txt \
+		TESTS="$(OLDEST_TESTS)" STRICT_DEPRECATIONS=0
 
 docs: $(VENV)/.core
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
@@ -92,14 +126,14 @@ figures: $(VENV)/.core
 	$(BIN)/python docs/make_figures.py
 
 bench: $(VENV)/.core
-	$(BIN)/pip install -q --no-build-isolation -e ".[test,bench]"
+	$(PIP) --no-build-isolation -e ".[test,bench]"
 	$(BIN)/python -m benchmarks.fftn_table --plot
 	$(BIN)/python -m benchmarks.rfftn_table
 
 # the whole suite (docs/performance.md): pfft, the straightforward chain, jaxDecomp (in its
 # own venv, made by bench-peers), pfft.mpi and mpi4py-fft under mpirun, scaling, memory
 bench-suite: $(VENV)/.core
-	$(BIN)/pip install -q --no-build-isolation -e ".[test,bench]"
+	$(PIP) --no-build-isolation -e ".[test,bench]"
 	$(BIN)/python -m benchmarks
 
 bench-peers:
@@ -110,9 +144,9 @@ bench-peers:
 # mpi4py-fft builds against a system FFTW (apt-get install -y libfftw3-dev), so `make test` does
 # not install it; without it the benchmark says how to install it and exits 0.
 bench-mpi: $(VENV)/.mpi
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pip install -q mpi4py-fft || echo "mpi4py-fft did not build (no FFTW? apt-get install -y libfftw3-dev)"
+	PATH="$(abspath $(BIN)):$$PATH" $(PIP) mpi4py-fft || echo "mpi4py-fft did not build (no FFTW? apt-get install -y libfftw3-dev)"
 	OMP_NUM_THREADS=1 MPI4JAX_NO_WARN_JAX_VERSION=1 $(BIN)/mpirun -n 4 $(BIN)/python -m benchmarks.mpi_vs_mpi4pyfft
 	OMP_NUM_THREADS=1 MPI4JAX_NO_WARN_JAX_VERSION=1 $(BIN)/mpirun -n 4 $(BIN)/python -m benchmarks.mpi_vs_mpi4pyfft --transform dctn
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info kernels/build docs/_build
+	rm -rf $(VENV) .venv-oldest build dist *.egg-info kernels/build docs/_build

@@ -84,19 +84,24 @@ def _abstract_eval(x, *, transform, variant):
 
 def _output_type(x, transform, variant):
     shape, dtype, (grid, split) = transform.out_type(x, variant)
-    # keep the block's type (its sharding). Inside shard_map the result varies over
-    # the mesh axes that split the output, whatever the input varied over (an
-    # all-gathered axis makes it invariant, a scattered one varying).
-    def varying(before):
-        return (frozenset(before) - grid) | split
-    mat = getattr(x, "manual_axis_type", None)            # jax >= 0.10
-    if mat is not None:
-        return x.update(shape=shape, dtype=dtype, weak_type=False,
-                        manual_axis_type=mat.update(varying=varying(mat.varying)))
-    vma = getattr(x, "vma", None)                         # older jax
-    if vma is not None:
-        return x.update(shape=shape, dtype=dtype, weak_type=False, vma=varying(vma))
-    return x.update(shape=shape, dtype=dtype, weak_type=False)
+    mat = x.manual_axis_type
+    if _checking_vma():
+        # inside shard_map the result varies over the mesh axes that split the output,
+        # whatever the input varied over (an all-gathered axis makes it invariant, a
+        # scattered one varying)
+        mat = mat.update(varying=(frozenset(mat.varying) - grid) | split)
+    # else (a shard_map with check_vma=False) every block is untyped, the result too
+    return x.update(shape=shape, dtype=dtype, weak_type=False, manual_axis_type=mat)
+
+
+def _checking_vma() -> bool:
+    """Whether the enclosing ``shard_map`` types what its blocks vary over (its
+    ``check_vma``, a trace-time setting JAX keeps in its config)."""
+    try:
+        from jax._src import config
+        return bool(config._check_vma.value)
+    except (ImportError, AttributeError):  # pragma: no cover - other jax versions
+        return True
 
 
 def _transpose(ct, x, *, transform, variant):

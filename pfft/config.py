@@ -8,6 +8,8 @@ import platform
 import sys
 from typing import TextIO
 
+from .versions import jax_range_text
+
 __all__ = ["show_config", "config_text"]
 
 _PACKAGES = ("pfft", "jax", "jaxlib", "numpy", "mpi4py", "mpi4jax")
@@ -71,7 +73,8 @@ def config_text() -> str:
 
     lines = [f"pfft {pfft.__version__} ({os.path.dirname(pfft.__file__)})",
              f"python {platform.python_version()} ({sys.executable}), {platform.platform()}",
-             "versions: " + ", ".join(f"{p} {_version(p)}" for p in _PACKAGES[1:])]
+             "versions: " + ", ".join(f"{p} {_version(p)}" for p in _PACKAGES[1:]),
+             jax_range_text(_version("jax"))]
     lines += ["devices:"] + [f"  {line}" for line in _devices()]
     engines, cpu_path = _engines()
     lines += ["engines:"] + [f"  {line}" for line in engines]
@@ -94,6 +97,9 @@ def show_config(file: TextIO | None = None) -> None:
     >>> import pfft
     >>> pfft.show_config()                                    # doctest: +SKIP
     pfft 0.1.0 (.../site-packages/pfft)
+    python 3.12.1 (...)
+    versions: jax 0.12.0.1, jaxlib 0.12.0.1, numpy 2.5.5, ...
+    jax 0.12.0.1: inside the tested range 0.10.2 to 0.12.0.1
     ...
     engines:
       native cpu (DUCC): available, .../site-packages/pfft/_lib/libpfft_cpu_v3.so

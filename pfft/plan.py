@@ -89,7 +89,7 @@ class Plan(PlanCore):
                  fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.mesh = mesh
         self.grid = in_layout.grid
-        devices = list(mesh.devices.flat) if isinstance(mesh, Mesh) else None
+        devices = _devices_of(mesh)
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=n,
                          spectrum=spectrum, padding=padding,
                          engine=engine_for_plan(engine, devices, fuse_exchanges),
@@ -149,10 +149,8 @@ class Plan(PlanCore):
                 return jnp.zeros(chain.out_layout.padded_shape,
                                  self._dtype_at(chain, first=False))
             x = place(x, chain.in_layout.sharding(self.mesh))
-            check = xla_transport.GATHER_IS_INVARIANT or not any(
-                isinstance(st, Gather) for st in chain.stages)
             return jax.shard_map(local, mesh=self.mesh, in_specs=chain.in_layout.spec,
-                                 out_specs=chain.out_layout.spec, check_vma=check)(x)
+                                 out_specs=chain.out_layout.spec)(x)
         return run
 
     # -- wavenumbers -------------------------------------------------------------------
@@ -204,6 +202,22 @@ class Plan(PlanCore):
         names = ",".join(m for m, _ in self.grid)
         head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
         return "\n".join([head] + self._stage_lines(self._as_pieces()))
+
+
+def _devices_of(mesh) -> list | None:
+    """The devices a plan's engine is chosen for (their platform) and shares the cores
+    among (those of this process): the mesh's own, or for an abstract mesh (a plan made
+    under ``jit``, where the mesh's devices are not known) as many of this process's
+    devices of its platform as it has per process. ``None`` without a mesh."""
+    if mesh is None:
+        return None
+    if isinstance(mesh, Mesh):
+        return list(mesh.devices.flat)
+    platform = getattr(getattr(mesh, "abstract_device", None), "platform", None)
+    if platform is None:                     # pragma: no cover - other jax versions
+        return None
+    per_process = max(1, math.prod(mesh.shape.values()) // jax.process_count())
+    return jax.local_devices(backend=platform)[:per_process]
 
 
 def _warn_if_replicated(plan: "Plan") -> None:

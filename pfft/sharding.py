@@ -78,11 +78,76 @@ def spec_of(x) -> PartitionSpec | None:
 
 
 def place(x, sharding: NamedSharding):
-    """Put ``x`` on ``sharding``: ``device_put`` outside jit, a reshard inside."""
+    """Put ``x`` on ``sharding``: ``device_put`` outside jit, a reshard inside.
+
+    Inside ``jit``, where XLA's partitioner could abort on the reshard (see
+    :func:`_may_abort_resharding`), ``x`` first goes to one mesh axis of the target
+    alone and then to the target: an all-gather over the target's other mesh axes and
+    a local slice, which XLA partitions from any layout.
+    """
     if not is_tracer(x):
         if isinstance(x, jax.Array) and x.sharding == sharding:
             return x
         return jax.device_put(x if isinstance(x, jax.Array) else np.asarray(x), sharding)
+    if _may_abort_resharding(spec_of(x), sharding.spec, sharding.mesh):
+        x = _constrain(x, NamedSharding(sharding.mesh, _one_axis_of(sharding.spec,
+                                                                   sharding.mesh)))
+    return _constrain(x, sharding)
+
+
+def _constrain(x, sharding: NamedSharding):
     if is_explicit(sharding.mesh):
         return jax.sharding.reshard(x, sharding)
     return jax.lax.with_sharding_constraint(x, sharding)
+
+
+def _entries(spec: PartitionSpec, mesh) -> list[tuple[str, ...]]:
+    """Per array axis, the mesh axes of size above one splitting it (major first)."""
+    sizes = dict(mesh.shape)
+    out = []
+    for e in spec:
+        names = () if e is None else (e,) if isinstance(e, str) else tuple(e)
+        out.append(tuple(m for m in names if sizes.get(m, 1) > 1))
+    return out
+
+
+def _may_abort_resharding(source: PartitionSpec | None, target: PartitionSpec, mesh) -> bool:
+    """Whether XLA's partitioner may abort the process resharding ``source`` (``None``:
+    unknown, as for an Auto mesh's array inside ``jit``) to ``target``.
+
+    Since jax 0.12 XLA's SPMD partitioner moves a mesh axis between array axes by
+    splitting the array axis's tile count at the size of the part that stays, and
+    with shardings named by mesh axes that split must fall on a mesh axis boundary:
+    resharding ``P(('y', 'x'), None)`` to ``P('x', 'y', None)`` on a 2x3 mesh asks for
+    a part of size 2 from ``('y', 'x')``, 3x2, and fails a check (``hlo_sharding_util``:
+    "Could not slice dimension"), aborting the process. That needs two mesh axes of
+    which neither size divides the other, a target over two or more mesh axes, and a
+    group of mesh axes on one array axis in the source or the target. Resharding to
+    one mesh axis alone, and from there to a layout that adds mesh axes, never asks
+    for such a split.
+    """
+    sizes = [n for n in dict(mesh.shape).values() if n > 1]
+    if not any(a % b and b % a for a in sizes for b in sizes):
+        return False
+    target_entries = _entries(target, mesh)
+    if sum(len(e) for e in target_entries) < 2:
+        return False
+    if source is None:
+        return True
+    source_entries = _entries(source, mesh)
+    rank = max(len(source_entries), len(target_entries))
+    if _padded(source_entries, rank) == _padded(target_entries, rank):
+        return False
+    return any(len(e) > 1 for e in source_entries + target_entries)
+
+
+def _padded(entries: list, rank: int) -> list:
+    return entries + [()] * (rank - len(entries))
+
+
+def _one_axis_of(spec: PartitionSpec, mesh) -> PartitionSpec:
+    """``spec`` with only the major mesh axis of its first split array axis: ``spec``
+    cuts that layout's blocks further, with no communication."""
+    entries = _entries(spec, mesh)
+    axis = next(a for a, e in enumerate(entries) if e)
+    return PartitionSpec(*([None] * axis + [entries[axis][0]]))

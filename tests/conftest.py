@@ -1,4 +1,5 @@
-"""Test set-up: 8 simulated CPU devices and float64, before JAX starts its backend."""
+"""Test set-up: 8 simulated CPU devices (the default backend, a GPU beside them where
+there is one) and float64, before JAX starts its backend."""
 import itertools
 import os
 
@@ -10,10 +11,17 @@ if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:
 # on a GPU machine each would otherwise take 75 % of the GPU's memory at start
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
+# the CPU is JAX's default backend (the simulated devices), in this process and the
+# ones the tests start; a GPU stays reachable as jax.devices("gpu")
+from platforms import plugin_names, suite_platforms  # noqa: E402
+
+os.environ["JAX_PLATFORMS"] = suite_platforms(os.environ, plugin_names())
+
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+jax.config.update("jax_platforms", os.environ["JAX_PLATFORMS"])   # if jax was imported first
 jax.config.update("jax_enable_x64", os.environ.get("PFFT_TEST_X64", "1") != "0")
 
 from hypothesis import settings, strategies as st  # noqa: E402
@@ -29,6 +37,19 @@ GRIDS = [(1,), (2,), (4,), (8,), (1, 1), (1, 2), (2, 1), (1, 4), (4, 1), (2, 2),
          (1, 8), (8, 1), (2, 4), (4, 2)]
 
 TOL = {np.complex64: 1e-6, np.complex128: 1e-12}
+
+# Where a DeprecationWarning is raised for: JAX's code, or the code calling JAX (JAX
+# points its warnings at the caller): pfft, its benchmarks, these tests.
+DEPRECATION_SOURCES = r"(jax|jaxlib|pfft|benchmarks|conftest|test_\w+)(\.|$)"
+
+
+def pytest_configure(config):
+    """``PFFT_TEST_STRICT_DEPRECATIONS=1`` (``make test``): a DeprecationWarning from
+    JAX fails the test that raised it, so that the next JAX release does not break
+    pfft silently."""
+    if os.environ.get("PFFT_TEST_STRICT_DEPRECATIONS", "0") not in ("", "0"):
+        config.addinivalue_line("filterwarnings",
+                                f"error::DeprecationWarning:{DEPRECATION_SOURCES}")
 
 
 def planned_collectives(plan, reverse: bool = False) -> dict[str, int]:

@@ -591,13 +591,19 @@ def test_slab_plans_run_their_two_local_axes_as_one_pair_call(grid, shape, kind,
 
 
 @pytest.mark.parametrize("axis_type", ["explicit", "auto"])
-def test_pairs_run_on_a_users_mesh_with_a_split_batch_axis(axis_type):
+def test_pairs_run_on_a_users_mesh_with_a_split_batch_axis(axis_type, monkeypatch,
+                                                          fresh_plans):
     """Pairs where users put them: their own mesh and axis names, a batch axis split
     over one mesh axis and a slab over the other, ``rfftn``/``irfftn`` over the other
     three axes, ``vmap`` over the batch and a gradient. On an Explicit mesh the
     functions see the sharding; on an Auto one the plan is given it. Every variant
-    compiles to pair calls and matches numpy in float64."""
+    compiles to pair calls and matches numpy in float64, with the threads of a 16-core
+    host (``$PFFT_NUM_THREADS``): a plan made under ``jit`` (on an abstract mesh) shares
+    them among the mesh's 4 devices, as outside it, so each block still holds enough
+    sub-blocks for its threads."""
     from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+    monkeypatch.setenv("PFFT_NUM_THREADS", "16")
 
     kind = AxisType.Explicit if axis_type == "explicit" else AxisType.Auto
     mesh = jax.make_mesh((2, 2), ("batch", "rows"), axis_types=(kind, kind))
@@ -628,6 +634,10 @@ def test_pairs_run_on_a_users_mesh_with_a_split_batch_axis(axis_type):
     assert abs(fd - np.sum(g * d)) <= 1e-11 * abs(fd)
     for fn, arg in ((forward, xs), (backward, k), (grad, xs)):
         assert _compiled_text(fn, arg).count('custom_call_target="pfft_pieces_pair"') >= 1
+    with jax.set_mesh(mesh):                # planned on the abstract mesh, as under jit
+        traced = pfft.plan(x.shape, x.dtype, jax.sharding.get_abstract_mesh(), axes=(1, 2, 3),
+                           kind="r2c", in_sharding=P("batch", "rows", None, None))
+    assert traced.engine.nthreads == 16 // 4
 
 
 def _compiled_text(fn, x) -> str:

@@ -142,8 +142,9 @@ def test_wheel_in_a_fresh_venv_runs_the_native_engine(dists, tmp_path):
     _run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
           "--no-index", dists["wheel"]], timeout=300)
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PFFT_KERNELS_DIR", "PFFT_ENGINE", "PYTHONPATH", "JAX_PLATFORMS")}
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+           if k not in ("PFFT_KERNELS_DIR", "PFFT_ENGINE", "PYTHONPATH")}
+    # 4 simulated CPU devices, also where a GPU would be JAX's default
+    env.update(XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
     out = _run([python, "-c", CHILD],
                cwd=tmp_path, env=env, timeout=600).stdout
     got = json.loads(out.strip().splitlines()[-1])

@@ -52,8 +52,11 @@ class Blocks:
         return jax.lax.axis_index(names if len(names) > 1 else names[0])
 
     def shard_map(self, fn, *, check_vma: bool = True):
-        """``fn`` on blocks, same spec in and out (or ``fn`` itself on one block)."""
-        if not self.distributed:
+        """``fn`` on blocks, same spec in and out (``fn`` itself without a mesh). On a
+        mesh of one device too: there the block is the whole array, but a local one,
+        which ``fn`` may roll or slice along any axis (on the global array an Explicit
+        mesh's sharding, even over axes of size one, is part of its type)."""
+        if self.mesh is None:
             return fn
         return jax.shard_map(fn, mesh=self.mesh, in_specs=self.spec, out_specs=self.spec,
                              check_vma=check_vma)
@@ -87,7 +90,7 @@ def blocks_of(x, mesh=None, spec=None, *, where: str):
         mesh = mesh_of(x)
     elif not isinstance(mesh, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
         raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
-    if mesh is None or math.prod(mesh.shape.values()) == 1:
+    if mesh is None:
         return x, Blocks(None, PartitionSpec(), ((),) * x.ndim, (1,) * x.ndim)
     if spec is not None and not isinstance(spec, PartitionSpec):
         raise TypeError(f"{where}: spec must be a PartitionSpec, got {type(spec).__name__}")
@@ -113,8 +116,8 @@ def blocks_of(x, mesh=None, spec=None, *, where: str):
         parts.append(p)
     entries = _entries(spec, x.ndim, where)
     if own is None or _entries(own, x.ndim, where) != entries:
-        # move x onto the spec: needed outside jit and on Explicit axes inside it (an
-        # Auto-axes tracer of unknown sharding is resharded by shard_map itself)
-        if not is_tracer(x) and isinstance(mesh, jax.sharding.Mesh) or own is not None:
+        # move x onto the spec (an Auto-axes tracer of unknown sharding too: shard_map
+        # would reshard it, by a route XLA may abort on)
+        if is_tracer(x) or isinstance(mesh, jax.sharding.Mesh):
             x = place(x, NamedSharding(mesh, spec))
     return x, Blocks(mesh, spec, tuple(split), tuple(parts))

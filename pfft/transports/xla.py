@@ -13,18 +13,7 @@ from jax import lax
 
 from . import swap as _swap
 
-__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "permute", "swap",
-           "GATHER_IS_INVARIANT"]
-
-# An all-gather whose result is typed as equal on every device of the mesh axis, so
-# shard_map can check that a gathered output is replicated. Public in newer JAX.
-_all_gather_invariant = getattr(lax, "all_gather_invariant", None)
-if _all_gather_invariant is None:
-    try:
-        from jax._src.lax.parallel import all_gather_invariant as _all_gather_invariant
-    except ImportError:  # pragma: no cover
-        _all_gather_invariant = None
-GATHER_IS_INVARIANT = _all_gather_invariant is not None
+__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "permute", "swap"]
 
 
 # all_to_all can cut any axis and stack the received blocks along any axis
@@ -60,22 +49,23 @@ def permute(x: jax.Array, mesh_axis, pairs) -> jax.Array:
     """``lax.ppermute`` along ``mesh_axis`` (a name or a tuple of names) with the
     devices numbered as ``axis_index`` numbers them: the tuple's first name major.
 
-    ``ppermute`` itself numbers the devices of a tuple in the mesh's axis order,
-    whatever the tuple's order, so the pairs are translated.
+    ``ppermute`` numbers the devices of a tuple in the mesh's axis order (and newer JAX
+    accepts the names only in that order), so it is given the names in the mesh's
+    order and the pairs translated to that numbering.
     """
     names = _names(mesh_axis)
     if len(names) == 1:
         return lax.ppermute(x, names[0], list(pairs))
-    sizes = [lax.axis_size(m) for m in names]
+    sizes = dict(zip(names, (lax.axis_size(m) for m in names)))
     mesh_order = [m for m in jax.sharding.get_abstract_mesh().axis_names if m in names]
     if len(mesh_order) != len(names):       # no mesh in context: the tuple's own order
         mesh_order = list(names)
 
     def device(i: int) -> int:
-        coords = dict(zip(names, np.unravel_index(i, sizes)))
+        coords = dict(zip(names, np.unravel_index(i, [sizes[m] for m in names])))
         return int(np.ravel_multi_index([coords[m] for m in mesh_order],
-                                         [sizes[names.index(m)] for m in mesh_order]))
-    return lax.ppermute(x, names, [(device(i), device(j)) for i, j in pairs])
+                                         [sizes[m] for m in mesh_order]))
+    return lax.ppermute(x, tuple(mesh_order), [(device(i), device(j)) for i, j in pairs])
 
 
 def _names(mesh_axis) -> tuple[str, ...]:
@@ -83,10 +73,10 @@ def _names(mesh_axis) -> tuple[str, ...]:
 
 
 def all_gather(x: jax.Array, mesh_axis: str, axis: int) -> jax.Array:
-    """Concatenate the blocks of ``mesh_axis`` along array axis ``axis``."""
-    if GATHER_IS_INVARIANT:
-        return _all_gather_invariant(x, mesh_axis, axis=axis, tiled=True)
-    return lax.all_gather(x, mesh_axis, axis=axis, tiled=True)
+    """Concatenate the blocks of ``mesh_axis`` along array axis ``axis``, typed as
+    equal on every device of the mesh axis (so ``shard_map`` can check that a
+    gathered output is replicated, and its transpose is typed to match)."""
+    return lax.all_gather(x, mesh_axis, axis=axis, tiled=True, to="invarying")
 
 
 def axis_index(mesh_axis: str) -> jax.Array:
