@@ -220,7 +220,8 @@ if want install; then
     step install "pip install --no-build-isolation . (the GPU engine without a flag)"
     rm -rf "$WORK/install"
     if run pip_install 600 "$PY" -m pip install -q --disable-pip-version-check --no-index \
-            --no-deps --no-build-isolation --target "$WORK/install" -Cbuild-dir="$WORK/install-build" .; then
+            --no-deps --no-build-isolation --target "$WORK/install" -Cbuild-dir="$WORK/install-build" \
+            ${INSTALL_ARGS:-} .; then
         (cd "$WORK" && PYTHONPATH="$WORK/install" "$PY" -m pfft) | tee "$OUT/installed_config.txt"
         grep -q "native cuda (cuFFT): available, $WORK/install" "$OUT/installed_config.txt" \
             || [[ $PLATFORM == cpu ]] || fail "the installed pfft has no GPU engine"
