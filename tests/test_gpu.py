@@ -32,6 +32,18 @@ pytestmark = pytest.mark.skipif(
 REAL = {np.complex64: np.float32, np.complex128: np.float64}
 
 
+@pytest.fixture(autouse=True)
+def _gpu_is_the_default_device():
+    """Arrays made without a place go to the GPU, as for a user whose JAX has one (the
+    suite's default is the CPU): ``jax.grad`` seeds a scalar loss's cotangent on the
+    default device, which must hold the loss."""
+    if not GPUS:
+        yield
+        return
+    with jax.default_device(GPUS[0]):
+        yield
+
+
 @pytest.fixture(params=["auto", "native"])
 def engine(request, monkeypatch):
     """The GPU engine every transform of the test runs on (its plans are made anew)."""
