@@ -162,7 +162,7 @@ if want apps; then
     step apps "Taylor-Green ${APP_N}³ and N-body ${APP_N}³ on one device"
     SHOW=12 run taylor_green 300 "$PY" -m benchmarks.apps.taylor_green --n "$APP_N" --grid 1x1 \
         --t-end 12 --out "$OUT" || true
-    SHOW=12 run nbody 300 "$PY" -m benchmarks.apps.nbody --n "$APP_N" --grid 1x1 --halo 16 \
+    SHOW=12 run nbody 300 "$PY" -m benchmarks.apps.nbody --n "$APP_N" --grid 1x1 --halo 16 --grad-n 64 \
         --out "$OUT" || true
 fi
 
