@@ -568,3 +568,22 @@ def test_gpu_kernel_calls_declare_their_working_memory_as_an_output(monkeypatch)
     cpu_text = f.trace(x).lower(lowering_platforms=("cpu",)).as_text()
     assert "ui8" not in cpu_text and "@pfft_r2c(" in cpu_text
     np.testing.assert_allclose(np.asarray(f(x)), 20 * np.ones((4, 6, 5)), rtol=1e-6)
+
+
+def test_calls_outside_jit_run_the_kernel_of_the_arrays_platform(monkeypatch):
+    """With both libraries loaded (a GPU machine; the GPU one stood in here), a call on
+    a concrete CPU array runs the CPU kernel, also under vmap and grad outside jit
+    (``lax.platform_dependent`` alone would follow the default backend there)."""
+    if not native.available("cpu"):
+        pytest.skip(f"needs the CPU kernels: {native.unavailable_reason('cpu')}")
+    real_load = native._kernels.load
+    monkeypatch.setattr(native._kernels, "load",
+                        lambda p: (True, "stood in") if p == "cuda" else real_load(p))
+    monkeypatch.setattr(native, "gpu_workspace_bytes", lambda *a: 4096)
+    x = random_array(np.random.default_rng(13), (2, 3, 4), np.complex128)
+    xs = jax.device_put(x, jax.devices("cpu")[0])
+    assert rel_err(native.fft(xs, (0, 1, 2)), np.fft.fftn(x)) <= 1e-12
+    assert rel_err(jax.vmap(lambda a: native.fft(a, 0))(xs), np.fft.fft(x, axis=1)) <= 1e-12
+    g = jax.grad(lambda a: jnp.sum(jnp.abs(native.rfft(a, (0, 1))) ** 2))(xs.real)
+    want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a, axes=(0, 1))) ** 2))(xs.real)
+    assert rel_err(g, want) <= 1e-12

@@ -175,8 +175,14 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     for exactly the block it transforms: under ``vmap`` the call is made again on the
     batched block (a batch dimension in front) instead of letting XLA broadcast it.
     """
-    loaded = {p: _kernels.load(p)[0] for p in ("cpu", "cuda")}
-    if not any(loaded.values()):
+    platforms = [p for p in ("cpu", "cuda") if _kernels.load(p)[0]]
+    if not isinstance(x, jax.core.Tracer):      # outside jit: where the array lives
+        platforms = ["cpu" if next(iter(x.devices())).platform == "cpu" else "cuda"]
+    for p in platforms:
+        ok, why = _kernels.load(p)
+        if not ok:
+            raise RuntimeError(f"pfft native engine unavailable on {p}: {why}")
+    if not platforms:
         raise RuntimeError(f"pfft native engine unavailable: {_kernels.load('cpu')[1]}")
     attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
                  scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
@@ -186,11 +192,11 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     def call(a):
         result = jax.typeof(a).update(shape=tuple(shape), dtype=np.dtype(dtype))
         branches = {}
-        if loaded["cpu"]:
+        if "cpu" in platforms:
             branches["cpu"] = lambda b: jax.ffi.ffi_call(
                 target, result, vmap_method="broadcast_all",
                 input_output_aliases=aliases)(b, **attrs)
-        if loaded["cuda"]:
+        if "cuda" in platforms:
             double = np.dtype(a.dtype) in (np.float64, np.complex128)
             nbytes = gpu_workspace_bytes(target, tuple(a.shape), tuple(shape), tuple(axes),
                                          double)
@@ -199,9 +205,6 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
                 input_output_aliases=aliases)(b, **attrs)[0]
         if len(branches) == 1:
             return next(iter(branches.values()))(a)
-        if not isinstance(a, jax.core.Tracer):
-            platform = next(iter(a.devices())).platform
-            return branches["cpu" if platform == "cpu" else "cuda"](a)
         return jax.lax.platform_dependent(a, **branches)
 
     @call.def_vmap
