@@ -335,12 +335,22 @@ def stamp(fig, note: str | None) -> None:
                                        (0.11 * len(lines) + 0.5) / height))
 
 
-def save_plot(fig, path: str, note: str | None) -> None:
-    """Lay out a finished matplotlib figure, :func:`stamp` ``note`` on it and write it
-    to ``path``."""
+def pyplot():
+    """matplotlib's ``pyplot`` on the file-only Agg backend (``pip install 'pfft[bench]'``)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_plot(fig, path: str, note: str | None) -> str:
+    """Lay out a finished matplotlib figure, :func:`stamp` ``note`` on it, write it to
+    ``path`` and close it; returns ``path``."""
     fig.tight_layout()
     stamp(fig, note)
     fig.savefig(path, dpi=120)
+    pyplot().close(fig)
+    return path
 
 
 def markdown_table(rows, columns) -> str:

@@ -275,7 +275,7 @@ def report(data: str, figures: str) -> list[str]:
     out = os.path.join(data, "mpi.md")
     with open(out, "w") as f:
         f.write("\n\n".join(parts) + "\n")
-    plt = _pyplot()
+    plt = common.pyplot()
     fig, ax = plt.subplots(figsize=(1.0 * len(rows) + 3, 3.6))
     labels = [f"{r['transform']} {r['n']}³\n{r['dtype']}\n{r['ranks']} ({r['grid']})"
               for r in rows]
@@ -288,15 +288,7 @@ def report(data: str, figures: str) -> list[str]:
                      f"{runs[0][1].get('machine', '')}; MPI ranks sharing its cores; "
                      f"{', '.join(dates)}. mpirun -n RANKS python -m benchmarks mpi "
                      "--transform fftn|dctn --grid GRID (docs/data/mpi_*.json)")
-    plt.close(fig)
     return [out, os.path.join(figures, "mpi.png")]
-
-
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
 
 
 #: the docs' tables and figures: data files in docs/data -> what report() makes of them

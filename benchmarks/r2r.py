@@ -26,7 +26,7 @@ import os
 import time
 
 from .common import (add_malloc_argument, apply_malloc, figure_note, markdown_table,
-                     median_time, paired_medians, parse_grids, read_info, read_results,
+                     median_time, paired_medians, parse_grids, pyplot, read_info, read_results,
                      run_header, run_info, save_plot, simulate_cpu_devices, write_doc,
                      write_results)
 
@@ -103,9 +103,7 @@ def markdown(rows) -> str:
 def plot(rows, path: str, note: str | None = None) -> None:
     """The ratios of each row as bars: pfft's dctn over its rfftn, over scipy's and over
     jax.scipy's one-device dctn; ``note`` (machine, date, command) at the bottom."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = [f"{r['size']}³ {r['dtype']}\n{r['grid']}" for r in rows]
     xs = np.arange(len(rows))
@@ -119,9 +117,7 @@ def plot(rows, path: str, note: str | None = None) -> None:
     ax.set_xticks(xs, labels, fontsize=8)
     ax.set_ylabel("time ratio")
     ax.legend(fontsize=7)
-    save_plot(fig, path, note)
-    plt.close(fig)
-    print(f"plot: {path}")
+    print(f"plot: {save_plot(fig, path, note)}")
 
 
 def _span(values) -> str:

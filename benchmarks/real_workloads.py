@@ -68,7 +68,7 @@ import re
 import sys
 
 from .common import (ROUND_TRIPS, add_malloc_argument, apply_malloc, faults_per_call,
-                     figure_note, jitted_round_trips, markdown_table, paired_medians,
+                     figure_note, jitted_round_trips, markdown_table, paired_medians, pyplot,
                      parse_grids, read_info, read_results, run_header, run_info, save_plot,
                      simulate_cpu_devices, write_doc, write_results)
 
@@ -252,9 +252,7 @@ def plot(rows, path: str, note: str | None = None,
     """Ratio to one device against size: one panel per workload (``panels``: column,
     floor column), a colour per grid, float32 solid and float64 dashed, the float32
     floor dotted; ``note`` (machine, date, command) along the bottom."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), sharey=True,
                              squeeze=False)
@@ -283,9 +281,7 @@ def plot(rows, path: str, note: str | None = None,
         ax.set_xlabel("N (N³ grid)")
     axes[0].set_ylabel("pfft / one device")
     axes[-1].legend(fontsize=7)
-    save_plot(fig, path, note)
-    plt.close(fig)
-    print(f"plot: {path}")
+    print(f"plot: {save_plot(fig, path, note)}")
 
 
 def _read_csv(path: str) -> list[dict]:
@@ -418,9 +414,7 @@ def layouts_plot(rows, path: str, note: str | None = None) -> None:
     """pfft / one device for ``rfftn`` (top) and the round trips (bottom): a panel per
     size, precision and grid, the layouts along x, a bar per way of calling (Auto
     ``pfft.rfftn``, Auto plan, Explicit ``pfft.rfftn``)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     groups = sorted({(r["size"], r["dtype"], r["grid"]) for r in rows},
                     key=lambda g: (g[0], g[1], len(g[2]), g[2]))
@@ -446,9 +440,7 @@ def layouts_plot(rows, path: str, note: str | None = None) -> None:
     axes[0][0].set_ylabel("rfftn: pfft / one device")
     axes[1][0].set_ylabel("round trips: pfft / one device")
     axes[0][-1].legend(fontsize=7)
-    save_plot(fig, path, note)
-    plt.close(fig)
-    print(f"plot: {path}")
+    print(f"plot: {save_plot(fig, path, note)}")
 
 
 def _read_layouts_csv(path: str) -> list[dict]:
@@ -501,7 +493,8 @@ def workloads_doc(rows) -> str:
     marked = []
     for r in rows:
         mark = "" if np.isnan(r["one_step_faults"]) or r["one_step_faults"] <= FAULTING else " †"
-        marked.append({**r, "step_text": "–" if np.isnan(r["step"]) else f"{r['step']:.2f}{mark}"})
+        text = "–" if np.isnan(r["step"]) else f"{r['step']:.2f}{mark}"
+        marked.append({**r, "step_text": text})
     columns = [c for c in COLUMNS if c[0] in ("size", "dtype", "grid", "exchanges",
                                              "round_trip", "floor_round_trip", "one_step_ms")]
     columns += [("step_text", "**RK4 step**", "{}")]
@@ -537,8 +530,9 @@ DOCS = {"real_workloads.csv": ("real_transforms.md", "real_workloads.md",
 
 
 def report(data: str, figures: str) -> list[str]:
-    """Render the docs' tables (``data/*.md``) and figures from the data files in
-    ``data`` (:data:`DOCS`); returns the paths written."""
+    """``real_transforms`` and ``real_workloads`` (tables in ``data``, figures in
+    ``figures``) from ``data/real_workloads.csv``, ``user_layouts`` from
+    ``data/user_layouts.csv``: the paths written."""
     done = []
     path = os.path.join(data, "real_workloads.csv")
     if os.path.exists(path):

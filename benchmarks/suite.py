@@ -25,7 +25,7 @@ Writes ``TOPIC.csv`` (one row per measurement), ``TOPIC.json`` (the run), ``TOPI
 (the tables) and PNG plots under ``--out``. Simulated devices share the machine's cores:
 on a CPU these numbers measure the overheads of distribution, not speed-up.
 
-    python -m benchmarks transforms --quick          # 32³, seconds (tests/test_benchmarks_smoke.py)
+    python -m benchmarks transforms --quick          # 32³, seconds (the smoke test)
     python -m benchmarks transforms --sizes 128 256 --dtypes complex64 --grids 1 4 2x2 8 2x4
     python -m benchmarks peers --sizes 128 256 --grids 4 8 2x2 1x4 2x4 4x2 --repeats 5
     python -m benchmarks transforms --from-csv docs/data/transforms.csv   # re-render
@@ -34,11 +34,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -46,8 +44,9 @@ import sys
 import time
 
 from . import common
-from .common import (add_malloc_argument, apply_malloc, median_time, read_info, run_info,
-                     simulate_cpu_devices, stamp, weak_shape, write_doc, write_info)
+from .common import (add_malloc_argument, apply_malloc, median_time, pyplot, read_info,
+                     run_info, save_plot, simulate_cpu_devices, weak_shape, write_doc,
+                     write_info)
 
 simulate_cpu_devices(8)
 
@@ -643,13 +642,6 @@ def notes_table(rows) -> str:
     return "\n".join(f"- {r['impl']} ({r['study']}, {r['grid'] or '-'}): {r['note']}" for r in rs)
 
 
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def _sweep(rows):
     """The sweep's distributed measurements (not one device's) and their
     ``(shape, dtype, kind)`` keys, smallest first."""
@@ -665,7 +657,7 @@ def ratios_plot(rows, path, note=None, impls=(PFFT, CHAIN, JAXDECOMP)) -> str | 
     sweep, keys = _sweep(rows)
     if not keys:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(len(keys), 1, figsize=(9, 2.8 * len(keys)), squeeze=False)
     for ax, key in zip(axes[:, 0], keys):
         rs = [r for r in sweep if (r["shape"], r["dtype"], r["kind"]) == key]
@@ -682,11 +674,7 @@ def ratios_plot(rows, path, note=None, impls=(PFFT, CHAIN, JAXDECOMP)) -> str | 
         ax.set_title(f"{key[0]} {key[1]} {key[2]}", fontsize=9)
         ax.set_ylabel("time / jnp 1 device")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_plot(fig, path, note)
 
 
 def one_device_plot(rows, path, note=None) -> str | None:
@@ -694,7 +682,7 @@ def one_device_plot(rows, path, note=None) -> str | None:
     sweep, keys = _sweep(rows)
     if not keys:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.8))
     grids = list(dict.fromkeys(r["grid"] for r in sweep if r["impl"] == PFFT))
     for key in keys:
@@ -707,11 +695,7 @@ def one_device_plot(rows, path, note=None) -> str | None:
     ax.set_xticks(range(len(grids)), grids)
     ax.set(xlabel="grid", ylabel="pfft / jnp 1 device")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_plot(fig, path, note)
 
 
 def scaling_plot(rows, path, note=None) -> str | None:
@@ -720,7 +704,7 @@ def scaling_plot(rows, path, note=None) -> str | None:
     weak = [r for r in rows if r["study"] == "weak" and r["impl"] == PFFT]
     if not keys and not weak:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     for key in keys:
         rs = [r for r in sweep if (r["shape"], r["dtype"], r["kind"]) == key and r["impl"] == PFFT]
@@ -744,11 +728,7 @@ def scaling_plot(rows, path, note=None) -> str | None:
     for ax in (a1, a2):
         ax.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
         ax.minorticks_off()
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_plot(fig, path, note)
 
 
 def model_plot(rows, path, note=None) -> str | None:
@@ -756,7 +736,7 @@ def model_plot(rows, path, note=None) -> str | None:
     pm = [r for r in rows if r["model_ms"] != "" and r["ms"] != ""]
     if not pm:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 5))
     for impl, mk in ((JNP, "s"), (PFFT, "o"), (CHAIN, "x")):
         rs = [r for r in pm if r["impl"] == impl]
@@ -767,11 +747,7 @@ def model_plot(rows, path, note=None) -> str | None:
     ax.set(xscale="log", yscale="log", xlabel="model ms", ylabel="measured ms",
            title="cost model vs measured")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    stamp(fig, note)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_plot(fig, path, note)
 
 
 def plots(rows, out, note: str | None = None, prefix: str = "") -> list[str]:
@@ -897,8 +873,9 @@ DOCS = {"peers.csv": ("fftn.md", "peers.md", "fftn.png", "peers.png"),
 
 
 def report(data: str, figures: str) -> list[str]:
-    """Render the docs' tables (``data/*.md``) and figures from the data files in
-    ``data`` (:data:`DOCS`); returns the paths written."""
+    """``fftn`` and ``peers`` (tables in ``data``, figures in ``figures``) from
+    ``data/peers.csv``, the cost model's and the scaling's from ``data/transforms.csv``:
+    the paths written."""
     done = []
     peers = os.path.join(data, "peers.csv")
     if os.path.exists(peers):

@@ -608,10 +608,7 @@ def report(data: str, figures: str) -> list[str]:
         lines.append(f"| time per step | {1e3 * t['grid']:.0f} ms on {r['grid']}, "
                      f"{1e3 * t['one_device']:.0f} ms on one device "
                      f"({t['grid'] / t['one_device']:.2f}) |")
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = common.pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.plot(g["k"], g["measured"], "o-", label=f"pfft {r['n']}³ on {r['grid']}")
     ax.plot(g["k"], g["pm_linear_theory"], "k:", label="PM linear theory")
@@ -620,7 +617,6 @@ def report(data: str, figures: str) -> list[str]:
     ax.legend(fontsize=7)
     png = os.path.join(figures, "nbody_growth.png")
     common.save_plot(fig, png, common.figure_note(info))
-    plt.close(fig)
     return [common.write_doc(os.path.join(data, "nbody.md"), info, "\n".join(lines)), png]
 
 
