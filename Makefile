@@ -9,8 +9,9 @@
 # Both take PYTHON= (make test PYTHON=python3.12): a venv made by another Python is made
 #             again; jax is the newest the registry serves for that Python unless a
 #             constraints file (CONSTRAINTS=) pins it. .ci/run runs both ends.
-# make bench: the benchmark tables (docs/benchmarks.md); make bench-suite: everything,
-#             peers included (docs/performance.md)
+# make bench: the CPU benchmarks docs/benchmarks.md shows (about an hour on 2 cores), their
+#             data into docs/data/, then its tables and figures (python -m benchmarks report);
+#             make bench-suite: that, the two applications and make bench-mpi
 # make docs : the Sphinx site (warnings are errors) in docs/_build/html, with the
 #             notebooks and their committed outputs
 # make notebooks: run notebooks/*.ipynb and store their outputs (the docs show them;
@@ -125,17 +126,30 @@ notebooks: $(VENV)/.core
 figures: $(VENV)/.core
 	$(BIN)/python docs/make_figures.py
 
+# Each benchmark writes results/NAME.{csv,json,md}; the data (CSV or history, and the run's
+# JSON: command, machine, date, versions) is copied into docs/data/, from which
+# `python -m benchmarks report` renders the tables the docs include and the figures.
+BENCH := $(BIN)/python -m benchmarks
+REPORT := $(BENCH) report
 bench: $(VENV)/.core
 	$(PIP) --no-build-isolation -e ".[test,bench]"
-	$(BIN)/python -m benchmarks.fftn_table --plot
-	$(BIN)/python -m benchmarks.rfftn_table
+	$(BENCH) peers --sizes 128 256 --dtypes complex64 complex128 --grids 4 8 2x2 1x4 2x4 4x2 --repeats 5 --mpi-sizes 128 256
+	$(BENCH) transforms --sizes 64 128 256 --dtypes complex64 --repeats 5 --weak-base 64
+	$(BENCH) real --sizes 64 128 256 --step-sizes 128 --repeats 5
+	$(BENCH) real --layouts --sizes 128 --dtypes float32 float64 --grids 2x4 8 --repeats 7
+	$(BENCH) r2r --sizes 128 256 --dtypes float32 float64 --grids 2x2 1x4 --repeats 5
+	cd results && cp peers.csv peers.json transforms.csv transforms.json real_workloads.csv \
+		real_workloads.json user_layouts.csv user_layouts.json r2r.csv r2r.json ../docs/data/
+	$(REPORT)
 
-# the whole suite (docs/performance.md): pfft, the straightforward chain, jaxDecomp (in its
-# own venv, made by bench-peers), pfft.mpi and mpi4py-fft under mpirun, scaling, memory
-bench-suite: $(VENV)/.core
-	$(PIP) --no-build-isolation -e ".[test,bench]"
-	$(BIN)/python -m benchmarks
+bench-suite: bench bench-mpi
+	$(BENCH) apps taylor_green --n 128 --grid 2x4 --padding 1.5 --t-end 10.5 --plot
+	$(BENCH) apps nbody --n 64 --grid 2x4
+	cd results && cp taylor_green_128_2x4_float32_padding1.5.txt \
+		taylor_green_128_2x4_float32_padding1.5.json nbody_64_2x4_float32.json ../docs/data/
+	$(REPORT)
 
+# jaxDecomp, for `python -m benchmarks peers` (bench only; it runs in its own environment)
 bench-peers:
 	$(PYTHON) -m venv .venv-peers
 	.venv-peers/bin/pip install -q jaxdecomp packaging
@@ -143,10 +157,13 @@ bench-peers:
 # pfft.mpi against mpi4py-fft on 4 MPI ranks (docs/mpi.md): fftn, then the DCT-II. Bench-only:
 # mpi4py-fft builds against a system FFTW (apt-get install -y libfftw3-dev), so `make test` does
 # not install it; without it the benchmark says how to install it and exits 0.
+MPIRUN := OMP_NUM_THREADS=1 MPI4JAX_NO_WARN_JAX_VERSION=1 $(BIN)/mpirun -n 4
 bench-mpi: $(VENV)/.mpi
 	PATH="$(abspath $(BIN)):$$PATH" $(PIP) mpi4py-fft || echo "mpi4py-fft did not build (no FFTW? apt-get install -y libfftw3-dev)"
-	OMP_NUM_THREADS=1 MPI4JAX_NO_WARN_JAX_VERSION=1 $(BIN)/mpirun -n 4 $(BIN)/python -m benchmarks.mpi_vs_mpi4pyfft
-	OMP_NUM_THREADS=1 MPI4JAX_NO_WARN_JAX_VERSION=1 $(BIN)/mpirun -n 4 $(BIN)/python -m benchmarks.mpi_vs_mpi4pyfft --transform dctn
+	$(MPIRUN) $(BENCH) mpi --transform fftn --grid 2x2 --sizes 128 256 --repeats 7
+	$(MPIRUN) $(BENCH) mpi --transform dctn --grid 2x2 --sizes 128 256 --repeats 5
+	-cd results && cp mpi_fftn_2x2.csv mpi_fftn_2x2.json mpi_dctn_2x2.csv mpi_dctn_2x2.json ../docs/data/
+	$(REPORT)
 
 clean:
 	rm -rf $(VENV) .venv-oldest build dist *.egg-info kernels/build docs/_build

@@ -1,1 +1,2 @@
-"""pfft benchmarks: ``python -m benchmarks.demo``, ``python -m benchmarks.fftn_table``."""
+"""pfft benchmarks: ``python -m benchmarks TOPIC`` (``python -m benchmarks --help`` lists the
+topics; docs/benchmarks.md shows their results) and ``python -m benchmarks.demo``."""

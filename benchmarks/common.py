@@ -1,9 +1,20 @@
-"""Shared benchmark helpers: simulated devices, timing by median of repeated runs."""
+"""The benchmarks' shared harness: simulated devices, the malloc setting, timing (medians,
+alternated calls, the slowest MPI rank), what a run records about itself (the command,
+the machine, the date), CSV and Markdown tables, and plots.
+
+Every benchmark writes ``NAME.csv`` (one row per measurement), ``NAME.json`` (the run:
+:func:`run_info`) and ``NAME.md`` under its ``--out``; ``python -m benchmarks report``
+renders the tables and figures of the docs from the CSV and JSON files in ``docs/data``.
+"""
 from __future__ import annotations
 
 import csv
+import datetime
+import json
 import math
 import os
+import platform
+import shlex
 import statistics
 import sys
 import time
@@ -24,9 +35,9 @@ def simulate_cpu_devices(n: int) -> None:
 #: 128³ float64 ``rfftn`` then faults in its 17 MiB output on most calls (4,160 faults;
 #: 10-12 ms a call against 5.5 ms without them) and its 256³ one on most (33,025
 #: faults; about 105 against 55 ms), while pfft's smaller blocks fault less, which
-#: flattered pfft at random (docs/benchmarks.md, session 19). Under this setting
-#: neither side maps blocks anew once warm; ``real_workloads`` reports the faults per
-#: call of both sides.
+#: flattered pfft at random (docs/performance.md, "The one-device baseline"). Under this
+#: setting neither side maps blocks anew once warm; ``real_workloads`` reports the faults
+#: per call of both sides.
 STEADY_MALLOC = ("glibc.malloc.arena_max=1", "glibc.malloc.mmap_threshold=1073741824",
                  "glibc.malloc.trim_threshold=4294967296")
 MALLOC_CHOICES = ("steady", "default")
@@ -40,13 +51,25 @@ def add_malloc_argument(ap) -> None:
                          "process's default")
 
 
+#: how this process was started when ``python -m benchmarks TOPIC`` started it:
+#: ``("-m", "benchmarks", TOPIC)`` (set by ``benchmarks/__main__.py``), else None
+LAUNCH: tuple[str, ...] | None = None
+
+
+def command(module: str, argv=None) -> str:
+    """The command line that runs this benchmark again: ``python -m benchmarks TOPIC
+    ARGS`` where it was started so, else ``python -m MODULE ARGS``."""
+    argv = sys.argv[1:] if argv is None else argv
+    return "python " + " ".join(shlex.quote(a) for a in (*(LAUNCH or ("-m", module)), *argv))
+
+
 def apply_malloc(choice: str, module: str, argv=None) -> str:
     """Run under glibc malloc setting ``choice``; returns the setting, for the header.
 
     ``"steady"`` needs ``GLIBC_TUNABLES`` (:data:`STEADY_MALLOC`), which glibc reads at
     start-up: unless it is already set, the benchmark starts again in this process's
-    place (``python -m module`` with ``argv``, default the command line's arguments).
-    Not glibc (or not Linux): nothing to do.
+    place (the command that started it, :func:`command`, with ``argv``, default the
+    command line's arguments). Not glibc (or not Linux): nothing to do.
     """
     argv = sys.argv[1:] if argv is None else argv
     tunables = os.environ.get("GLIBC_TUNABLES", "")
@@ -62,7 +85,7 @@ def apply_malloc(choice: str, module: str, argv=None) -> str:
     env = dict(os.environ, GLIBC_TUNABLES=":".join(keep + list(STEADY_MALLOC)))
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, "-m", module, *argv], env)
+    os.execve(sys.executable, [sys.executable, *(LAUNCH or ("-m", module)), *argv], env)
     raise RuntimeError("os.execve returned")  # pragma: no cover
 
 
@@ -129,15 +152,91 @@ def first_device(platform: str):
         sys.exit(f"no {platform} device: {exc}")
 
 
-def run_header(title: str, where: str = "8 simulated CPU devices") -> str:
-    """A benchmark's first line: ``pfft <title>``, the date, the machine, its cores,
-    the jax version and ``where`` it ran."""
-    import datetime
-    import platform
+def machine() -> str:
+    """This machine in words: its CPU model, cores, last-level cache and transparent huge
+    page mode where Linux says, the Python and glibc versions."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    parts = [f"{os.cpu_count()}-core {model}"]
+    for index in (3, 2):
+        try:
+            with open(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size") as f:
+                parts.append(f"L{index} {f.read().strip()}")
+            break
+        except OSError:
+            continue
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            mode = f.read().split("[")[1].split("]")[0]
+        parts.append(f"transparent huge pages {mode}")
+    except (OSError, IndexError):
+        pass
+    parts.append(f"Python {platform.python_version()}")
+    libc, version = platform.libc_ver()
+    if libc:
+        parts.append(f"{libc} {version}")
+    return ", ".join(parts)
+
+
+def run_info(module: str, argv=None, where: str = "8 simulated CPU devices", **extra) -> dict:
+    """What a run records about itself (written beside its CSV as ``NAME.json``): the
+    command that runs it again, the date, the machine, where it ran (devices, malloc
+    setting), the jax and pfft versions and the 1-minute load average at its start."""
+    import subprocess
 
     import jax
-    return (f"pfft {title}, {datetime.date.today()}, {platform.node()}, "
-            f"{os.cpu_count()} cores, jax {jax.__version__}, {where}")
+
+    import pfft
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    version = pfft.__version__
+    try:                                   # the commit of the checkout pfft runs from
+        commit = subprocess.run(["git", "-C", os.path.dirname(pfft.__file__), "rev-parse",
+                                 "--short", "HEAD"], capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+        version += f" (the code of commit {commit})" if commit else ""
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"command": command(module, argv), "date": str(datetime.date.today()),
+            "machine": machine(), "where": where, "jax": jax.__version__,
+            "pfft": version, "load": round(load, 2), **extra}
+
+
+def run_header(title: str, info: dict) -> str:
+    """A benchmark's first line: ``pfft <title>``, the date, the machine, the jax version
+    and where it ran (from :func:`run_info`)."""
+    return (f"pfft {title}, {info['date']}, {info['machine']}, jax {info['jax']}, "
+            f"{info['where']}")
+
+
+def caption(info: dict) -> str:
+    """One line under a table of the docs: the machine, where and when it ran, and the
+    command that measures it again (from a run's :func:`run_info`)."""
+    when = info.get("date", "date not recorded")
+    if info.get("load") is not None:
+        when += f", load average {info['load']} at the start"
+    versions = ", ".join(f"{k} {info[k]}" for k in ("jax", "pfft") if info.get(k))
+    text = "; ".join(filter(None, [info.get("machine"), info.get("where"), when, versions]))
+    out = f"*{text}.* Measured by `{info.get('command', 'command not recorded')}`."
+    if info.get("measured_with"):       # a run of the same benchmark under an earlier name
+        run = info["measured_with"]
+        run = run if isinstance(run, list) else [run]
+        out = (f"*{text}.* Measured by " + " and ".join(f"`{c}`" for c in run)
+               + f"; `{info['command']}` measures it again.")
+    if info.get("source"):
+        out += " " + info["source"]
+    if info.get("note"):
+        out += " " + info["note"]
+    return out
+
+
+def figure_note(info: dict) -> str:
+    """The same as :func:`caption` in plain text, for the bottom of a figure."""
+    return caption(info).replace("*", "").replace("`", "")
 
 
 #: how many ``irfftn(rfftn(x))`` a round-trip benchmark runs in one jitted call
@@ -160,8 +259,10 @@ def parse_grids(names) -> list[tuple[int, ...]]:
     return [tuple(int(v) for v in name.split("x")) for name in names]
 
 
-def write_results(rows: list[dict], markdown: str, out: str, name: str) -> None:
-    """Write ``rows`` as ``out/name.csv`` and the table as ``out/name.md``."""
+def write_results(rows: list[dict], markdown: str, out: str, name: str,
+                  info: dict | None = None) -> None:
+    """Write ``rows`` as ``out/name.csv``, the table as ``out/name.md`` and the run's
+    :func:`run_info` as ``out/name.json``."""
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"{name}.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -169,6 +270,34 @@ def write_results(rows: list[dict], markdown: str, out: str, name: str) -> None:
         writer.writerows(rows)
     with open(os.path.join(out, f"{name}.md"), "w") as f:
         f.write(markdown + "\n")
+    if info is not None:
+        write_info(os.path.join(out, f"{name}.csv"), info)
+
+
+def write_info(csv_path: str, info: dict) -> None:
+    """The run's :func:`run_info` beside its CSV (``NAME.json``)."""
+    with open(os.path.splitext(csv_path)[0] + ".json", "w") as f:
+        json.dump(info, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+def read_info(csv_path: str) -> dict:
+    """What the run that wrote ``csv_path`` recorded about itself (``NAME.json`` beside
+    it; empty where there is none)."""
+    try:
+        with open(os.path.splitext(csv_path)[0] + ".json") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
+
+
+def write_doc(path: str, info: dict, *parts: str) -> str:
+    """A page section of the docs (``docs/data/NAME.md``, which the pages include): the
+    tables and lines ``parts``, then the :func:`caption` of the run."""
+    text = "\n\n".join([*parts, caption(info)]) + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
 
 def read_results(path: str, text=(), ints=()) -> list[dict]:
@@ -194,19 +323,34 @@ def weak_shape(base: int, parts: int) -> tuple[int, int, int]:
 
 def stamp(fig, note: str | None) -> None:
     """Write ``note`` (the machine, the date, the command that made the figure) along
-    the bottom of a matplotlib figure, below its axes."""
+    the bottom of a matplotlib figure, below its axes, with room made for it."""
     if note:
-        fig.text(0.005, 0.005, note, fontsize=6.5, color="0.35", ha="left", va="bottom",
-                 wrap=True)
-        fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.2))
+        import textwrap
+
+        width, height = fig.get_size_inches()
+        lines = textwrap.wrap(note, width=max(40, int(width * 17)))
+        fig.text(0.005, 0.005, "\n".join(lines), fontsize=6.5, color="0.35", ha="left",
+                 va="bottom")
+        fig.subplots_adjust(bottom=max(fig.subplotpars.bottom,
+                                       (0.11 * len(lines) + 0.5) / height))
 
 
-def save_plot(fig, path: str, note: str | None) -> None:
-    """Lay out a finished matplotlib figure, :func:`stamp` ``note`` on it and write it
-    to ``path``."""
+def pyplot():
+    """matplotlib's ``pyplot`` on the file-only Agg backend (``pip install 'pfft[bench]'``)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_plot(fig, path: str, note: str | None) -> str:
+    """Lay out a finished matplotlib figure, :func:`stamp` ``note`` on it, write it to
+    ``path`` and close it; returns ``path``."""
     fig.tight_layout()
     stamp(fig, note)
     fig.savefig(path, dpi=120)
+    pyplot().close(fig)
+    return path
 
 
 def markdown_table(rows, columns) -> str:
@@ -242,3 +386,33 @@ def start_distributed(args) -> tuple[bool, str]:
     jax.distributed.initialize(args.coordinator, args.num_processes, args.process_id)
     return (jax.process_index() == 0,
             f"jax.distributed: {jax.process_count()} processes, {jax.device_count()} devices")
+
+
+# -- under mpirun -----------------------------------------------------------------------
+def quiet_barrier(comm) -> None:
+    """A barrier that sleeps instead of spinning (the ranks share cores, or a device)."""
+    req = comm.Ibarrier()
+    while not req.Test():
+        time.sleep(0.002)
+
+
+def slowest_rank_times(fns, repeats: int, comm, warmup: int = 1) -> list[list[float]]:
+    """Seconds each of ``fns`` takes on the slowest rank of ``comm``, ``repeats`` times.
+
+    Each ``fn`` must wait for its own result (``block_until_ready``). After ``warmup``
+    calls of each, the calls are interleaved (call 1 of each, call 2 of each, ...) so that
+    all see the same background load, and each starts after a barrier.
+    """
+    from mpi4py import MPI
+
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, times):
+            quiet_barrier(comm)
+            start = time.perf_counter()
+            fn()
+            out.append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
+    return times

@@ -82,8 +82,7 @@ import pfft  # noqa: E402
 import pfft.mpi  # noqa: E402
 from pfft.engines import native  # noqa: E402
 
-from .common import median_time, write_results  # noqa: E402
-from .mpi_timing import quiet_barrier, slowest_rank_times  # noqa: E402
+from .common import median_time, quiet_barrier, slowest_rank_times, write_results  # noqa: E402
 
 TOLERANCE = {"complex64": 1e-5, "complex128": 1e-12}
 

@@ -1,35 +1,52 @@
-"""The benchmark suite behind ``python -m benchmarks`` (docs/performance.md).
+"""Transforms against one device and against the peers: ``python -m benchmarks
+transforms`` and ``python -m benchmarks peers``.
 
 In one run, for every size, dtype, kind (``c2c``, ``r2c``) and device grid:
 single-device ``jnp.fft.fftn``/``rfftn`` (the baseline of every ratio), pfft, a
 straightforward ``shard_map`` + ``all_to_all`` chain, and optionally jaxDecomp (in its
-own environment, as a subprocess); their median times, ratios, relative L2 errors
-against ``numpy.fft`` in float64, peak memory per device from XLA's compiled
-executable, and the cost model of :mod:`benchmarks.model` calibrated by a large copy
-and a bare ``lax.all_to_all`` timed in the same run. Then weak scaling (fixed size
-per device), and pfft.mpi and mpi4py-fft under ``mpirun`` where they work.
+own environment, as a subprocess: ``benchmarks/peers/jaxdecomp_bench.py``); their median
+times (the calls of one grid interleaved), ratios, relative L2 errors against
+``numpy.fft`` in float64, memory per device from XLA's compiled executable, and the
+cost model of :mod:`benchmarks.model` calibrated by a copy and a bare
+``lax.all_to_all`` timed in the same run. Then weak scaling (fixed size per device),
+pfft.mpi on 1, 2, 4 MPI ranks, and pfft.mpi against mpi4py-fft on 4 and 8 ranks, under
+``mpirun`` (:mod:`benchmarks.mpi`).
 
-Writes ``suite.csv`` (one row per measurement), ``suite.md`` (the tables) and PNG
-plots under ``--out``. Simulated devices share the machine's cores: on a CPU these
-numbers measure the overheads of distribution, not speed-up.
+The topics differ in their defaults only:
+
+- ``transforms``: 64³-256³, complex64 and complex128, ``c2c`` and ``r2c``, every slab and
+  pencil grid of 1, 2, 4, 8 devices, weak scaling from 128³ a device; no peers, no MPI;
+- ``peers``: 128³ and 256³, ``c2c`` only, no weak scaling, with jaxDecomp and
+  mpi4py-fft (4 and 8 ranks).
+
+``--mpi-ranks 1 2 4`` adds pfft.mpi's scaling on those rank counts to either.
+
+Writes ``TOPIC.csv`` (one row per measurement), ``TOPIC.json`` (the run), ``TOPIC.md``
+(the tables) and PNG plots under ``--out``. Simulated devices share the machine's cores:
+on a CPU these numbers measure the overheads of distribution, not speed-up.
+
+    python -m benchmarks transforms --quick          # 32³, seconds (the smoke test)
+    python -m benchmarks transforms --sizes 128 256 --dtypes complex64 --grids 1 4 2x2 8 2x4
+    python -m benchmarks peers --sizes 128 256 --grids 4 8 2x2 1x4 2x4 4x2 --repeats 5
+    python -m benchmarks transforms --from-csv docs/data/transforms.csv   # re-render
 """
 from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import subprocess
 import sys
 import time
 
-from .common import (add_malloc_argument, apply_malloc, median_time, simulate_cpu_devices,
-                     stamp, weak_shape)
+from . import common
+from .common import (add_malloc_argument, apply_malloc, median_time, pyplot, read_info,
+                     run_info, save_plot, simulate_cpu_devices, weak_shape, write_doc,
+                     write_info)
 
 simulate_cpu_devices(8)
 
@@ -42,7 +59,6 @@ import pfft  # noqa: E402
 from pfft.tuning import candidate_grids  # noqa: E402
 
 from . import model  # noqa: E402
-from .fftn_table import straightforward_chain  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
@@ -55,6 +71,9 @@ JNP = "jnp.fft 1 device"
 PFFT = "pfft"
 CHAIN = "shard_map chain"
 JAXDECOMP = "jaxDecomp"
+
+
+TOPICS = ("transforms", "peers")
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -191,6 +210,29 @@ def row(**kw) -> dict:
 
 
 # -- the sweep: one device, pfft, the straightforward chain ---------------------------------
+def straightforward_chain(mesh):
+    """fft, all_to_all, fft, all_to_all, fft in shard_map, as a user would first write it:
+    the jitted function and the input's spec."""
+    names = [n for n, s in mesh.shape.items() if s > 1]
+
+    def body(a):
+        a = jnp.fft.fft(a, axis=2)
+        if len(names) == 2:
+            a = jax.lax.all_to_all(a, names[1], 2, 1, tiled=True)
+            a = jnp.fft.fft(a, axis=1)
+            a = jax.lax.all_to_all(a, names[0], 1, 0, tiled=True)
+            return jnp.fft.fft(a, axis=0)
+        a = jnp.fft.fft(a, axis=1)
+        a = jax.lax.all_to_all(a, names[0], 1, 0, tiled=True)
+        return jnp.fft.fft(a, axis=0)
+
+    if len(names) == 2:
+        ins, outs = P(names[0], names[1], None), P(None, names[0], names[1])
+    else:
+        ins, outs = P(names[0], None, None), P(None, names[0], None)
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=ins, out_specs=outs)), ins
+
+
 def inputs(shape, dtype):
     rng = np.random.default_rng(0)
     return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
@@ -356,13 +398,13 @@ def mpi_env():
 
 
 def run_mpi_scaling(ranks, sizes, weak_base, dtype, repeats, progress, timeout):
-    """pfft.mpi on 1, 2, 4 ranks (benchmarks/mpi_scaling.py)."""
+    """pfft.mpi on 1, 2, 4 ranks (``benchmarks.mpi --scaling``)."""
     launcher = mpirun()
     if launcher is None:
         return [row(study="mpi-strong", impl="pfft.mpi", note="not run: no mpirun")]
     rows = []
     for r in ranks:
-        cmd = [launcher, "-n", str(r), sys.executable, "-m", "benchmarks.mpi_scaling",
+        cmd = [launcher, "-n", str(r), sys.executable, "-m", "benchmarks.mpi", "--scaling",
                "--sizes", *map(str, sizes), "--weak-base", str(weak_base), "--dtype", dtype,
                "--repeats", str(repeats)]
         try:
@@ -397,7 +439,7 @@ MPI4PYFFT_GRIDS = (("2x2", 4), ("2x4", 8))
 
 def run_mpi4pyfft(sizes, repeats, progress, timeout):
     """mpi4py-fft (FFTW) against pfft.mpi on 4 ranks (2x2) and 8 ranks (2x4), via
-    benchmarks/mpi_vs_mpi4pyfft.py."""
+    :mod:`benchmarks.mpi`."""
     launcher = mpirun()
     try:
         import mpi4py_fft
@@ -408,8 +450,9 @@ def run_mpi4pyfft(sizes, repeats, progress, timeout):
         return [row(study="mpi4py-fft", impl="mpi4py-fft", note="not run: no mpirun")]
     rows = []
     for grid, ranks in MPI4PYFFT_GRIDS:
-        cmd = [launcher, "-n", str(ranks), sys.executable, "-m", "benchmarks.mpi_vs_mpi4pyfft",
-               "--grid", grid, "--sizes", *map(str, sizes), "--repeats", str(repeats)]
+        cmd = [launcher, "-n", str(ranks), sys.executable, "-m", "benchmarks.mpi",
+               "--grid", grid, "--sizes", *map(str, sizes), "--repeats", str(repeats),
+               "--out", ""]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                                   env=mpi_env(), cwd=ROOT)
@@ -599,42 +642,69 @@ def notes_table(rows) -> str:
     return "\n".join(f"- {r['impl']} ({r['study']}, {r['grid'] or '-'}): {r['note']}" for r in rs)
 
 
-def plots(rows, out, note: str | None = None, prefix: str = ""):
-    """``ratios.png``, ``scaling.png`` and ``model.png`` (each named with ``prefix``)
-    under ``out``; ``note`` (machine, date, command) along the bottom of each."""
-    try:
-        import matplotlib
-    except ImportError:
-        print("plots need matplotlib (pip install 'pfft[bench]')", file=sys.stderr)
-        return []
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    paths = []
+def _sweep(rows):
+    """The sweep's distributed measurements (not one device's) and their
+    ``(shape, dtype, kind)`` keys, smallest first."""
     sweep = [r for r in rows if r["study"] == "sweep" and r["ms"] != "" and r["impl"] != JNP]
     keys = sorted({(r["shape"], r["dtype"], r["kind"]) for r in sweep},
                   key=lambda k: (int(k[0].split("x")[0]), k[1], k[2]))
-    if keys:
-        fig, axes = plt.subplots(len(keys), 1, figsize=(9, 2.8 * len(keys)), squeeze=False)
-        for ax, key in zip(axes[:, 0], keys):
-            rs = [r for r in sweep if (r["shape"], r["dtype"], r["kind"]) == key]
-            grids = list(dict.fromkeys(r["grid"] for r in rs))
-            impls = [i for i in (PFFT, CHAIN, JAXDECOMP) if any(r["impl"] == i for r in rs)]
-            xs = np.arange(len(grids))
-            w = 0.8 / max(1, len(impls))
-            for k, impl in enumerate(impls):
-                vals = [next((r["ratio"] for r in rs if r["impl"] == impl and r["grid"] == g),
-                             np.nan) for g in grids]
-                ax.bar(xs + (k - (len(impls) - 1) / 2) * w, vals, w, label=impl)
-            ax.axhline(1.0, color="k", lw=0.8)
-            ax.set_xticks(xs, grids)
-            ax.set_title(f"{key[0]} {key[1]} {key[2]}", fontsize=9)
-            ax.set_ylabel("time / jnp 1 device")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        stamp(fig, note)
-        paths.append(os.path.join(out, prefix + "ratios.png"))
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
+    return sweep, keys
+
+
+def ratios_plot(rows, path, note=None, impls=(PFFT, CHAIN, JAXDECOMP)) -> str | None:
+    """A panel per size, dtype and kind: each implementation's time over one device's,
+    a bar per grid."""
+    sweep, keys = _sweep(rows)
+    if not keys:
+        return None
+    plt = pyplot()
+    fig, axes = plt.subplots(len(keys), 1, figsize=(9, 2.8 * len(keys)), squeeze=False)
+    for ax, key in zip(axes[:, 0], keys):
+        rs = [r for r in sweep if (r["shape"], r["dtype"], r["kind"]) == key]
+        grids = list(dict.fromkeys(r["grid"] for r in rs))
+        present = [i for i in impls if any(r["impl"] == i for r in rs)]
+        xs = np.arange(len(grids))
+        w = 0.8 / max(1, len(present))
+        for k, impl in enumerate(present):
+            vals = [next((r["ratio"] for r in rs if r["impl"] == impl and r["grid"] == g),
+                         np.nan) for g in grids]
+            ax.bar(xs + (k - (len(present) - 1) / 2) * w, vals, w, label=impl)
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xticks(xs, grids)
+        ax.set_title(f"{key[0]} {key[1]} {key[2]}", fontsize=9)
+        ax.set_ylabel("time / jnp 1 device")
+        ax.legend(fontsize=7)
+    return save_plot(fig, path, note)
+
+
+def one_device_plot(rows, path, note=None) -> str | None:
+    """pfft's time over one device's against the grid: a line per size, dtype and kind."""
+    sweep, keys = _sweep(rows)
+    if not keys:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    grids = list(dict.fromkeys(r["grid"] for r in sweep if r["impl"] == PFFT))
+    for key in keys:
+        rs = {r["grid"]: r["ratio"] for r in sweep
+              if (r["shape"], r["dtype"], r["kind"]) == key and r["impl"] == PFFT}
+        ax.plot(range(len(grids)), [rs.get(g, np.nan) for g in grids], marker="o",
+                ls="-" if key[1] in ("complex64", "float32") else "--",
+                label=f"{key[0].split('x')[0]}³ {key[1]} {key[2]}")
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xticks(range(len(grids)), grids)
+    ax.set(xlabel="grid", ylabel="pfft / jnp 1 device")
+    ax.legend(fontsize=7)
+    return save_plot(fig, path, note)
+
+
+def scaling_plot(rows, path, note=None) -> str | None:
+    """Strong scaling (pfft's best grid per device count) and weak scaling."""
+    sweep, keys = _sweep(rows)
+    weak = [r for r in rows if r["study"] == "weak" and r["impl"] == PFFT]
+    if not keys and not weak:
+        return None
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     for key in keys:
         rs = [r for r in sweep if (r["shape"], r["dtype"], r["kind"]) == key and r["impl"] == PFFT]
@@ -647,7 +717,6 @@ def plots(rows, out, note: str | None = None, prefix: str = ""):
     a1.set(xscale="log", yscale="log", xlabel="simulated devices (2 cores)",
            ylabel="pfft ms (best grid)", title="strong scaling (overheads, not speed-up)")
     a1.legend(fontsize=7)
-    weak = [r for r in rows if r["study"] == "weak" and r["impl"] == PFFT]
     if weak:
         a2.plot([r["devices"] for r in weak], [r["ms"] for r in weak], "o-", label="pfft")
         a2.plot([r["devices"] for r in weak], [r["single_ms"] for r in weak], "s--",
@@ -659,35 +728,178 @@ def plots(rows, out, note: str | None = None, prefix: str = ""):
     for ax in (a1, a2):
         ax.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
         ax.minorticks_off()
-    fig.tight_layout()
-    stamp(fig, note)
-    paths.append(os.path.join(out, prefix + "scaling.png"))
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    return save_plot(fig, path, note)
+
+
+def model_plot(rows, path, note=None) -> str | None:
+    """Measured time against the cost model, per implementation."""
     pm = [r for r in rows if r["model_ms"] != "" and r["ms"] != ""]
-    if pm:
-        fig, ax = plt.subplots(figsize=(5.5, 5))
-        for impl, mk in ((JNP, "s"), (PFFT, "o"), (CHAIN, "x")):
-            rs = [r for r in pm if r["impl"] == impl]
-            ax.scatter([r["model_ms"] for r in rs], [r["ms"] for r in rs], marker=mk, label=impl)
-        lo = min(min(r["model_ms"], r["ms"]) for r in pm)
-        hi = max(max(r["model_ms"], r["ms"]) for r in pm)
-        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-        ax.set(xscale="log", yscale="log", xlabel="model ms", ylabel="measured ms",
-               title="cost model vs measured")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        stamp(fig, note)
-        paths.append(os.path.join(out, prefix + "model.png"))
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
-    return paths
+    if not pm:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    for impl, mk in ((JNP, "s"), (PFFT, "o"), (CHAIN, "x")):
+        rs = [r for r in pm if r["impl"] == impl]
+        ax.scatter([r["model_ms"] for r in rs], [r["ms"] for r in rs], marker=mk, label=impl)
+    lo = min(min(r["model_ms"], r["ms"]) for r in pm)
+    hi = max(max(r["model_ms"], r["ms"]) for r in pm)
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    ax.set(xscale="log", yscale="log", xlabel="model ms", ylabel="measured ms",
+           title="cost model vs measured")
+    ax.legend(fontsize=7)
+    return save_plot(fig, path, note)
+
+
+def plots(rows, out, note: str | None = None, prefix: str = "") -> list[str]:
+    """``ratios.png``, ``scaling.png`` and ``model.png`` (each named with ``prefix``)
+    under ``out``, those the rows have data for; ``note`` (machine, date, command)
+    along the bottom of each."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("plots need matplotlib (pip install 'pfft[bench]')", file=sys.stderr)
+        return []
+    return [p for p in (ratios_plot(rows, os.path.join(out, prefix + "ratios.png"), note),
+                        scaling_plot(rows, os.path.join(out, prefix + "scaling.png"), note),
+                        model_plot(rows, os.path.join(out, prefix + "model.png"), note)) if p]
+
+
+# -- the docs' tables (python -m benchmarks report) ------------------------------------------
+def _size(shape: str) -> str:
+    sides = shape.split("x")
+    return sides[0] + "³" if len(set(sides)) == 1 else shape
+
+
+def _span(values) -> str:
+    values = sorted(v for v in values if v not in ("", None) and not math.isnan(v))
+    if not values:
+        return "–"
+    return f"{values[0]:.2f}" if len(values) == 1 else f"{values[0]:.2f}–{values[-1]:.2f}"
+
+
+def one_device_doc(rows) -> str:
+    """pfft against one device: the table and, per size, dtype and kind, the range of
+    the ratio over the grids."""
+    ps = [r for r in rows if r["study"] == "sweep" and r["impl"] == PFFT and r["ms"] != ""]
+    lines = [[_size(r["shape"]), r["dtype"], r["kind"], r["grid"], str(r["exchanges"]),
+              fmt(r["single_ms"]), fmt(r["ms"]), f"**{fmt(r['ratio'], '{:.2f}')}**"]
+             for r in ps]
+    table = md_table(["N³", "dtype", "kind", "grid", "exch.", "one device ms", "pfft ms",
+                      "**pfft / one device**"], lines)
+    keys = list(dict.fromkeys((r["shape"], r["dtype"], r["kind"]) for r in ps))
+    summary = "\n".join(
+        f"- {_size(shape)} {dtype} {kind}: pfft takes **{_span(r['ratio'] for r in ps if (r['shape'], r['dtype'], r['kind']) == (shape, dtype, kind))}** "
+        f"of one device's time over the grids." for shape, dtype, kind in keys)
+    return table + "\n\n" + summary
+
+
+def peers_doc(rows) -> str:
+    """pfft, the straightforward chain and jaxDecomp on each grid; then pfft.mpi and
+    mpi4py-fft under mpirun beside pfft on as many simulated devices."""
+    cells = {}
+    for r in rows:
+        if r["study"] == "sweep" and r["grid"] and r["impl"] != JNP:
+            cells.setdefault((r["shape"], r["dtype"], r["grid"]), {})[r["impl"]] = r
+
+    def cell(r):
+        return f"{fmt(r.get('ms'))} ({fmt(r.get('ratio'), '{:.2f}')})" if r else "–"
+    lines, faster = [], {CHAIN: [0, 0], JAXDECOMP: [0, 0]}
+    for (shape, dtype, grid), c in cells.items():
+        p = c.get(PFFT)
+        if p is None:
+            continue
+        lines.append([_size(shape), dtype, grid, cell(p), cell(c.get(CHAIN)),
+                      cell(c.get(JAXDECOMP))])
+        for impl in faster:
+            if c.get(impl, {}).get("ms") not in ("", None):
+                faster[impl][0] += p["ms"] < c[impl]["ms"]
+                faster[impl][1] += 1
+    out = [md_table(["N³", "dtype", "grid", "pfft ms (/ one device)",
+                     "shard_map chain ms (/ one device)", "jaxDecomp ms (/ its one device)"],
+                    lines)]
+    out.append("\n".join(f"- pfft is faster than {impl} on {won} of {of} rows."
+                         for impl, (won, of) in faster.items() if of))
+    mpi = [r for r in rows if r["study"] == "mpi4py-fft" and r["ms"] != ""]
+    if mpi:
+        sweep = {(r["shape"], r["dtype"], r["grid"]): r for r in rows
+                 if r["study"] == "sweep" and r["impl"] == PFFT and r["ms"] != ""}
+        by = {}
+        for r in mpi:
+            by.setdefault((r["shape"], r["dtype"], r["grid"], r["devices"]), {})[r["impl"]] = r
+        lines = []
+        for (shape, dtype, grid, ranks), c in by.items():
+            one = sweep.get((shape, dtype, grid))
+            lines.append([_size(shape), dtype, f"{ranks} ({grid})",
+                          fmt(one["ms"]) if one else "–",
+                          fmt(c.get("pfft.mpi", {}).get("ms")),
+                          fmt(c.get("mpi4py-fft", {}).get("ms"))])
+        out.append(md_table(["N³", "dtype", "devices or ranks (grid)",
+                             "pfft, one process, simulated devices ms", "pfft.mpi, MPI ranks ms",
+                             "mpi4py-fft (FFTW), MPI ranks ms"], lines))
+    return "\n\n".join(out)
+
+
+def cost_model_doc(rows) -> str:
+    """Measured time over the cost model (median and range per implementation and size),
+    and memory per device at the largest size."""
+    lines = []
+    for impl in (JNP, PFFT, CHAIN):
+        for shape in dict.fromkeys(r["shape"] for r in rows if r["study"] == "sweep"):
+            vals = [r["over_model"] for r in rows if r["impl"] == impl and r["shape"] == shape
+                    and r["study"] == "sweep" and r["over_model"] != ""]
+            if vals:
+                lines.append([impl, _size(shape), f"{float(np.median(vals)):.2f}", _span(vals)])
+    out = [md_table(["implementation", "N³", "measured / model (median)", "range"], lines)]
+    biggest = max((r["n"] for r in rows if r["study"] == "sweep" and r["n"] != ""), default=None)
+    mem = [r for r in rows if r["study"] == "sweep" and r["n"] == biggest and r["impl"] == PFFT
+           and r["peak_bytes"] != ""]
+    if mem:
+        chain = {(r["dtype"], r["kind"], r["grid"]): r for r in rows
+                 if r["study"] == "sweep" and r["impl"] == CHAIN and r["n"] == biggest}
+        lines = [[_size(r["shape"]), r["dtype"], r["kind"], r["grid"],
+                  f"{r['block_bytes'] / 2**20:.0f}", fmt(r["peak_over_block"], "{:.2f}"),
+                  fmt(r["xla_peak_bytes"] / r["block_bytes"], "{:.2f}"),
+                  fmt(chain.get((r["dtype"], r["kind"], r["grid"]), {}).get("peak_over_block"),
+                      "{:.2f}")] for r in mem]
+        out.append(md_table(["N³", "dtype", "kind", "grid", "input block MiB",
+                             "pfft (arg + out + temp) / block", "pfft XLA peak / block",
+                             "chain (arg + out + temp) / block"], lines))
+    return "\n\n".join(out)
+
+
+#: the docs' tables and figures: data file in docs/data -> what report() makes of it
+DOCS = {"peers.csv": ("fftn.md", "peers.md", "fftn.png", "peers.png"),
+        "transforms.csv": ("transforms.md", "transforms_model.png", "transforms_scaling.png")}
+
+
+def report(data: str, figures: str) -> list[str]:
+    """``fftn`` and ``peers`` (tables in ``data``, figures in ``figures``) from
+    ``data/peers.csv``, the cost model's and the scaling's from ``data/transforms.csv``:
+    the paths written."""
+    done = []
+    peers = os.path.join(data, "peers.csv")
+    if os.path.exists(peers):
+        rows, info = read_csv(peers), read_info(peers)
+        done += [write_doc(os.path.join(data, "fftn.md"), info, one_device_doc(rows)),
+                 write_doc(os.path.join(data, "peers.md"), info, peers_doc(rows)),
+                 one_device_plot(rows, os.path.join(figures, "fftn.png"), common.figure_note(info)),
+                 ratios_plot(rows, os.path.join(figures, "peers.png"), common.figure_note(info))]
+    sweep = os.path.join(data, "transforms.csv")
+    if os.path.exists(sweep):
+        rows, info = read_csv(sweep), read_info(sweep)
+        note = common.figure_note(info)
+        done += [write_doc(os.path.join(data, "transforms.md"), info, cost_model_doc(rows)),
+                 model_plot(rows, os.path.join(figures, "transforms_model.png"), note),
+                 scaling_plot(rows, os.path.join(figures, "transforms_scaling.png"), note)]
+    return [p for p in done if p]
 
 
 # -- main -----------------------------------------------------------------------------------
-def build_parser():
-    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
+def build_parser(topic: str = "transforms"):
+    ap = argparse.ArgumentParser(prog=f"python -m benchmarks {topic}",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[64, 128, 256],
+                    help="N of the N³ sweep (none: no sweep)")
     ap.add_argument("--dtypes", nargs="+", default=["complex64", "complex128"],
                     choices=["complex64", "complex128"])
     ap.add_argument("--kinds", nargs="+", default=["c2c", "r2c"], choices=["c2c", "r2c"])
@@ -696,12 +908,12 @@ def build_parser():
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--weak-base", type=int, default=128,
                     help="weak scaling: base³ per device on 1, 2, 4, 8 devices (0: skip)")
-    ap.add_argument("--peers", nargs="*", default=["jaxdecomp", "mpi4py-fft"],
-                    choices=["jaxdecomp", "mpi4py-fft"], help="none: --peers with no value")
+    ap.add_argument("--peers", nargs="*", default=[], choices=["jaxdecomp", "mpi4py-fft"],
+                    help="peers to run (none: --peers with no value)")
     ap.add_argument("--peer-python", default=None,
                     help="python with jaxdecomp (default .venv-peers/bin/python)")
-    ap.add_argument("--mpi-ranks", type=int, nargs="*", default=[1, 2, 4],
-                    help="pfft.mpi scaling on these rank counts (none: no value)")
+    ap.add_argument("--mpi-ranks", type=int, nargs="*", default=[],
+                    help="pfft.mpi scaling on these rank counts, e.g. 1 2 4 (none: no value)")
     ap.add_argument("--mpi-sizes", type=int, nargs="+", default=[128])
     ap.add_argument("--mpi-weak-base", type=int, default=64)
     ap.add_argument("--timeout", type=int, default=1800, help="per subprocess, seconds")
@@ -710,13 +922,17 @@ def build_parser():
                          "no peers, no MPI")
     ap.add_argument("--out", default="results")
     ap.add_argument("--no-progress", action="store_true")
-    ap.add_argument("--from-csv", default=None, help="re-render tables and plots from a suite.csv")
+    ap.add_argument("--from-csv", default=None, help="re-render tables and plots from a CSV "
+                    "this benchmark wrote")
     add_malloc_argument(ap)
+    if topic == "peers":
+        ap.set_defaults(sizes=[128, 256], kinds=["c2c"], weak_base=0,
+                        peers=["jaxdecomp", "mpi4py-fft"], mpi_sizes=[128, 256])
     return ap
 
 
 def read_csv(path) -> list[dict]:
-    """Rows of a ``suite.csv``, numbers as numbers."""
+    """Rows of a CSV this benchmark wrote, numbers as numbers."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     for r in rows:
@@ -730,11 +946,11 @@ def read_csv(path) -> list[dict]:
     return rows
 
 
-def render(rows, args, header, footer, cmd) -> str:
+def render(rows, header, footer, cmd) -> str:
     sections = [
         ("Distributed FFT vs single-device jnp.fft (ms, ratio to jnp 1 device, same run)",
          sweep_table(rows)),
-        ("Memory per device (compiled executable; goal <= 2.5 blocks)", memory_table(rows)),
+        ("Memory per device (compiled executable)", memory_table(rows)),
         ("Single device: jnp.fft vs the cost model", single_table(rows)),
         ("Calibration: one copy pass and a bare all_to_all on each grid, timed interleaved with the transforms", calibration_table(rows)),
         ("Strong scaling (fixed size; simulated devices share the cores)", strong_table(rows)),
@@ -752,19 +968,22 @@ def render(rows, args, header, footer, cmd) -> str:
         f"### {title}\n\n{body}" for title, body in sections)
 
 
-def main(argv=None) -> list[dict]:
-    args = build_parser().parse_args(argv)
+def main(argv=None, topic: str | None = None) -> list[dict]:
+    topic = topic or (common.LAUNCH[-1] if common.LAUNCH else "transforms")
+    if topic not in TOPICS:
+        raise SystemExit(f"benchmarks.suite runs {', '.join(TOPICS)}, not {topic!r}")
+    args = build_parser(topic).parse_args(argv)
     if args.from_csv:
         rows = read_csv(args.from_csv)
         for r in rows:
             if r["impl"] != "" and r["ms"] != "" and r["single_ms"] != "":
                 r["ratio"] = r["ms"] / r["single_ms"]
-        print(render(rows, args, f"re-rendered from {args.from_csv}", "", "(see the CSV's run)"))
+        print(render(rows, f"re-rendered from {args.from_csv}", "", "(see the CSV's run)"))
         os.makedirs(args.out, exist_ok=True)
         for p in plots(rows, args.out):
             print(f"wrote {p}")
         return rows
-    malloc = apply_malloc(args.malloc, "benchmarks", argv)
+    malloc = apply_malloc(args.malloc, "benchmarks.suite", argv)
     if args.quick:
         args.sizes, args.dtypes, args.repeats, args.weak_base = [32], ["complex64"], 2, 16
         if args.grids == ["all"]:
@@ -773,15 +992,15 @@ def main(argv=None) -> list[dict]:
     grids = default_grids() if args.grids == ["all"] else [parse_grid(g) for g in args.grids]
     grids = [g for g in grids if math.prod(g) <= len(jax.devices())]
     counts = sorted({math.prod(g) for g in grids})
-    load0 = os.getloadavg()
-    header = (f"pfft {pfft.__version__}, jax {jax.__version__}, numpy {np.__version__}, "
-              f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, "
-              f"{len(jax.devices())} simulated CPU devices, {datetime.date.today()}, "
-              f"load average {load0[0]:.1f}, {malloc}")
+    info = run_info("benchmarks.suite", argv,
+                    f"{len(jax.devices())} simulated CPU devices, {malloc}")
+    header = (f"pfft {info['pfft']}, jax {info['jax']}, numpy {np.__version__}, "
+              f"{info['machine']}, {len(jax.devices())} simulated CPU devices, {info['date']}, "
+              f"load average {info['load']:.1f}, {malloc}")
     print(header, file=sys.stderr, flush=True)
     total = (len(args.sizes) * len(args.dtypes) * len(grids) * len(args.kinds)
-             + (len(counts) if args.weak_base else 0)
-             + ("jaxdecomp" in args.peers and "c2c" in args.kinds)
+             + (len(counts) if args.weak_base and args.sizes else 0)
+             + ("jaxdecomp" in args.peers and "c2c" in args.kinds and bool(args.sizes))
              + ("mpi4py-fft" in args.peers) + len(args.mpi_ranks))
     progress = Progress(total, enabled=not args.no_progress)
     rows = []
@@ -789,7 +1008,7 @@ def main(argv=None) -> list[dict]:
     for n in args.sizes:
         for dt in args.dtypes:
             rows += sweep_cell("sweep", (n,) * 3, dt, args.kinds, grids, args.repeats, progress)
-    if args.weak_base:
+    if args.weak_base and args.sizes:
         for c in counts:
             grid = pfft.dims_create(c) if c > 1 else (1,)
             grid = tuple(g for g in grid if g > 1) if c > 1 and 1 in grid else grid
@@ -797,7 +1016,7 @@ def main(argv=None) -> list[dict]:
                                [grid], args.repeats, progress, with_chain=False)
     singles = {(r["n"], r["dtype"]): r["ms"] for r in rows
                if r["impl"] == JNP and r["study"] == "sweep" and r["kind"] == "c2c"}
-    if "jaxdecomp" in args.peers and "c2c" in args.kinds:
+    if "jaxdecomp" in args.peers and "c2c" in args.kinds and args.sizes:
         rows += run_jaxdecomp(peer_python(args.peer_python), args.sizes, args.dtypes, grids,
                               args.repeats, singles, progress, args.timeout)
     if "mpi4py-fft" in args.peers:
@@ -808,20 +1027,25 @@ def main(argv=None) -> list[dict]:
     progress.close()
     load1 = os.getloadavg()
     footer = (f"{time.perf_counter() - start:.0f} s; 1-minute load average before the run "
-              f"{load0[0]:.1f}, at its end {load1[0]:.1f} (the run's own threads count too)"
+              f"{info['load']:.1f}, at its end {load1[0]:.1f} (the run's own threads count too)"
               + (" — TAKEN UNDER LOAD (other processes were using the cores)"
-                 if load0[0] > 2.5 else ""))
-    cmd = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = render(rows, args, header, footer, cmd)
+                 if info["load"] > 2.5 else ""))
+    text = render(rows, header, footer, info["command"])
     print(text)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "suite.csv"), "w", newline="") as f:
+    path = os.path.join(args.out, f"{topic}.csv")
+    with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(rows)
-    with open(os.path.join(args.out, "suite.md"), "w") as f:
+    write_info(path, info)
+    with open(os.path.join(args.out, f"{topic}.md"), "w") as f:
         f.write(text + "\n")
-    for p in plots(rows, args.out):
+    for p in plots(rows, args.out, prefix=f"{topic}_"):
         print(f"wrote {p}")
-    print(f"wrote {os.path.join(args.out, 'suite.csv')} and suite.md")
+    print(f"wrote {path}, {topic}.json and {topic}.md")
     return rows
+
+
+if __name__ == "__main__":
+    main()

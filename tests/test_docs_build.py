@@ -81,8 +81,16 @@ def test_every_committed_figure_is_drawn_by_make_figures_and_shown():
     make_figures = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(make_figures)
     committed = {p.name for p in (ROOT / "docs" / "figures").glob("*.png")}
-    assert committed == set(make_figures.FIGURES_DRAWN), \
-        "docs/make_figures.py must redraw every image under docs/figures/"
+    assert committed == set(make_figures.figures_drawn()), \
+        "docs/make_figures.py (python -m benchmarks report) must redraw every image under docs/figures/"
     pages = " ".join(p.read_text() for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
     unused = [name for name in committed if f"figures/{name}" not in pages]
     assert not unused, f"committed figures no page shows: {unused}"
+
+
+def test_every_table_a_page_includes_is_in_docs_data():
+    """Each `{include}` of a page names a file that exists (the tables `python -m
+    benchmarks report` writes, and the GPU run's)."""
+    for page in (ROOT / "docs").glob("*.md"):
+        for name in re.findall(r"```\{include\} (\S+)", page.read_text()):
+            assert (page.parent / name).is_file(), f"{page.name} includes {name}, which is missing"

@@ -1,1 +1,1 @@
-"""Applications built on pfft's public API (issue 16): solvers and their benchmarks."""
+"""Applications built on pfft's public API, checked against published results: solvers and their benchmarks."""

@@ -1,4 +1,4 @@
-"""Particle-mesh N-body cosmology on pfft (issue 16): Einstein–de Sitter, Zel'dovich start.
+"""Particle-mesh N-body cosmology on pfft: Einstein–de Sitter, Zel'dovich start.
 
 The solver is :mod:`benchmarks.apps.particle_mesh`: ``n³`` particles on an ``n³`` mesh
 of a periodic box, a Gaussian linear field from :mod:`pfft.spectral` (standard-CDM BBKS
@@ -61,6 +61,7 @@ import os
 import platform
 import time
 
+from .. import common
 from ..common import (add_distributed_arguments, median_time, parse_grids, simulate_cpu_devices,
                       start_distributed)
 
@@ -420,7 +421,9 @@ def main(argv=None):
           f"{datetime.date.today()}, {platform.node()}, {os.cpu_count()} cores, "
           f"jax {jax.__version__}{where}", flush=True)
     result = dict(n=args.n, grid=args.grid, box=args.box, a0=args.a0, steps=args.steps,
-                  dtype=args.dtype, halo=args.halo, kernel=args.kernel)
+                  dtype=args.dtype, halo=args.halo, kernel=args.kernel,
+                  run=common.run_info("benchmarks.apps.nbody", argv, where.lstrip("; ")
+                                      or "8 simulated CPU devices"))
     if args.distributed:
         result["processes"] = jax.process_count()
 
@@ -569,6 +572,52 @@ def plot(pm, run, power, a0, path, label, records=(0.1, 0.3, 1.0), draw=True):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"plot: {path}")
+
+
+# -- the docs' table (python -m benchmarks report) ---------------------------------------
+#: the run the docs show: result file in docs/data -> the table and the figure made of it
+RUN = "nbody_64_2x4_float32.json"
+DOCS = {RUN: ("nbody.md", "nbody_growth.png")}
+
+
+def report(data: str, figures: str) -> list[str]:
+    """``data/nbody.md`` (the run's checks against linear theory and the one-device
+    run) and ``figures/nbody_growth.png`` from the result :data:`RUN` in ``data``."""
+    path = os.path.join(data, RUN)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        r = json.load(f)
+    info = r.get("run", {})
+    g = r["growth"]
+    lines = ["| check | result |", "|---|---|"]
+    for k, modes, got, want in zip(g["k"], g["modes"], g["measured"], g["pm_linear_theory"]):
+        lines.append(f"| (a) growth `P(k,1)/P(k,a0)/(1/a0)²` at k = {k:.4f} h/Mpc ({modes} "
+                     f"modes) | **{got:.3f}**; PM linear theory {want:.3f} |")
+    lines.append(f"| (c) mass: abs(Σρ − N) / N | {r['mass_error'][0]:.1e} at a0, "
+                 f"{r['mass_error'][1]:.1e} at a = 1 |")
+    if "vs_one_device" in r:
+        lines.append(f"| pfft {r['grid']} against the same code on one device (`jnp.fft`), "
+                     f"final `δ` | relative L2 {r['vs_one_device']['relative_l2']:.1e}, max "
+                     f"{r['vs_one_device']['max_abs']:.1e} |")
+    for i, c in enumerate(r.get("grad_check", [])):
+        lines.append(f"| (d) `jax.grad` against central differences, direction {i + 1} "
+                     f"(float64) | relative error {c['relative_error']:.1e} |")
+    t = r.get("time_per_step", {})
+    if t.get("one_device"):
+        lines.append(f"| time per step | {1e3 * t['grid']:.0f} ms on {r['grid']}, "
+                     f"{1e3 * t['one_device']:.0f} ms on one device "
+                     f"({t['grid'] / t['one_device']:.2f}) |")
+    plt = common.pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot(g["k"], g["measured"], "o-", label=f"pfft {r['n']}³ on {r['grid']}")
+    ax.plot(g["k"], g["pm_linear_theory"], "k:", label="PM linear theory")
+    ax.axhline(1.0, color="grey", lw=0.8, label="continuum linear theory")
+    ax.set(xlabel="k [h/Mpc]", ylabel="P(k,1) / P(k,a0) / (1/a0)²")
+    ax.legend(fontsize=7)
+    png = os.path.join(figures, "nbody_growth.png")
+    common.save_plot(fig, png, common.figure_note(info))
+    return [common.write_doc(os.path.join(data, "nbody.md"), info, "\n".join(lines)), png]
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Taylor–Green vortex at Re = 1600: a pseudo-spectral DNS on pfft (issue 16).
+"""Taylor–Green vortex at Re = 1600: a pseudo-spectral DNS on pfft.
 
 The solver is :mod:`benchmarks.apps.navier_stokes` (rotational form, pressure projected
 out in Fourier space, 2/3-rule dealiasing by truncation, classical RK4) with its
@@ -37,6 +37,7 @@ import platform
 import sys
 import time
 
+from .. import common
 from ..common import (add_distributed_arguments, median_time, parse_grids, save_plot,
                       simulate_cpu_devices, start_distributed)
 
@@ -247,6 +248,9 @@ def main(argv=None):
     np.savetxt(os.path.join(args.out, name + ".txt"),
                np.column_stack([times, energy, dedt, eps]),
                header="t E -dE/dt 2*nu*enstrophy", fmt="%.8e")
+    common.write_info(os.path.join(args.out, name + ".txt"),
+                      common.run_info("benchmarks.apps.taylor_green", argv, where,
+                                      time_per_step_ms=1e3 * t_step))
     if args.plot:
         plot(times, energy, dedt, eps, ref, os.path.join(args.out, name + ".png"),
               f"{args.n}³ {args.dtype}, grid {args.grid}")
@@ -277,6 +281,41 @@ def plot(times, energy, dedt, eps, ref, path, label, note: str | None = None):
     b.legend(fontsize=7)
     save_plot(fig, path, note)
     print(f"plot: {path}")
+
+
+# -- the docs' table (python -m benchmarks report) ---------------------------------------
+#: the run the docs show: history file in docs/data -> the table and the figure made of it
+RUN = "taylor_green_128_2x4_float32_padding1.5.txt"
+DOCS = {RUN: ("taylor_green.md", "taylor_green_128.png")}
+
+
+def report(data: str, figures: str) -> list[str]:
+    """``data/taylor_green.md`` (the run's dissipation peak against the reference's) and
+    ``figures/taylor_green_128.png`` from the history :data:`RUN` in ``data``."""
+    path = os.path.join(data, RUN)
+    if not os.path.exists(path):
+        return []
+    times, energy, dedt, eps = np.loadtxt(path).T
+    info = common.read_info(path)
+    ref = load_reference()
+    r_peak, r_time = (peak(ref[:, 0], ref[:, 2]) if ref is not None
+                      else (REFERENCE["peak_dissipation"], REFERENCE["peak_time"]))
+    p_dedt, t_dedt = peak(times, dedt)
+    p_eps, t_eps = peak(times, eps)
+    lines = ["| quantity | pfft | 512³ spectral reference | gap |", "|---|---|---|---|",
+             f"| `E(0)` | {energy[0]:.8f} | {REFERENCE['E0']} | "
+             f"{energy[0] / REFERENCE['E0'] - 1:+.1e} |",
+             f"| peak `−dE/dt` | {p_dedt:.5f} at t = {t_dedt:.2f} | {r_peak:.5f} at t = "
+             f"{r_time:.2f} | **{100 * (p_dedt / r_peak - 1):+.1f} %, {t_dedt - r_time:+.2f}** |",
+             f"| peak `2νΩ` | {p_eps:.5f} at t = {t_eps:.2f} | {r_peak:.5f} at t = {r_time:.2f} "
+             f"| {100 * (p_eps / r_peak - 1):+.1f} %, {t_eps - r_time:+.2f} |"]
+    if info.get("time_per_step_ms"):
+        lines.append(f"| time per RK4 step | {info['time_per_step_ms']:.0f} ms | | |")
+    label = RUN.split("_")[2] + "³ " + " ".join(RUN[:-4].split("_")[3:])
+    plot(times, energy, dedt, eps, ref, os.path.join(figures, "taylor_green_128.png"),
+         label, note=common.figure_note(info))
+    return [common.write_doc(os.path.join(data, "taylor_green.md"), info, "\n".join(lines)),
+            os.path.join(figures, "taylor_green_128.png")]
 
 
 if __name__ == "__main__":

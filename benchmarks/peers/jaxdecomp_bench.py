@@ -1,6 +1,6 @@
 """jaxDecomp's ``pfft3d`` (pure-JAX backend) on simulated CPU devices; prints JSON rows.
 
-Runs under a separate environment that has jaxDecomp (``benchmarks/__main__.py``
+Runs under a separate environment that has jaxDecomp (``benchmarks/suite.py``
 starts it as a subprocess)::
 
     python3 -m venv .venv-peers && .venv-peers/bin/pip install jaxdecomp packaging
