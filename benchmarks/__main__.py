@@ -37,7 +37,7 @@ TOPICS = {
 }
 #: the modules whose ``report(data, figures)`` renders the docs' tables and figures
 REPORTERS = ("suite", "real_workloads", "r2r", "mpi", "apps.taylor_green", "apps.nbody",
-             "model")
+             "model", "engines", "real_engines")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

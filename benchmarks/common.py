@@ -311,6 +311,13 @@ def read_results(path: str, text=(), ints=()) -> list[dict]:
                  for k, v in r.items()} for r in csv.DictReader(f)]
 
 
+def read_table_rows(path: str, text=(), ints=()) -> list[dict]:
+    """:func:`read_results`, with ``None`` for what was not measured (the tables print
+    why: failed, not available) instead of NaN."""
+    return [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+            for r in read_results(path, text, ints)]
+
+
 def weak_shape(base: int, parts: int) -> tuple[int, int, int]:
     """``base³`` per device or rank: double axis 0, then 1, then 2, ... to ``base³·parts``."""
     shape = [base] * 3

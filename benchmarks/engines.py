@@ -40,7 +40,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .common import median_time, write_results
+from .common import (median_time, read_info, read_table_rows, run_info, write_doc,
+                     write_results)
 
 jax.config.update("jax_enable_x64", True)
 
@@ -344,6 +345,21 @@ def describe(device) -> str:
             f"{datetime.date.today()}")
 
 
+#: the GPU run's data in docs/data and the table it gives (``python -m benchmarks report``)
+DOCS = {"engines_gpu.csv": ("gpu_one_device.md",)}
+TEXT = ("dtype", "device", "failed", "reference", "reference0", "threads")
+
+
+def report(data: str, figures: str) -> list[str]:
+    """``data/gpu_one_device.md``: the tables of a GPU run's ``engines_gpu.csv`` (where
+    ``data`` holds one) and its caption."""
+    path = os.path.join(data, "engines_gpu.csv")
+    if not os.path.isfile(path):
+        return []
+    rows = read_table_rows(path, text=TEXT, ints=("n",))
+    return [write_doc(os.path.join(data, "gpu_one_device.md"), read_info(path), table(rows))]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[128, 256])
@@ -378,7 +394,9 @@ def main(argv=None):
                 r[k] = ""
     keys = list(dict.fromkeys(k for r in rows for k in r))
     write_results([{k: r.get(k, "") for k in keys} for r in rows], text, args.out,
-                  "engines" if args.platform == "cpu" else "engines_gpu")
+                  "engines" if args.platform == "cpu" else "engines_gpu",
+                  info=run_info("benchmarks.engines", argv,
+                                where=f"one {device.device_kind} ({device.platform})"))
     if any(r["failed"] for r in rows):
         sys.exit(f"FAILED: {'; '.join(r['failed'] for r in rows if r['failed'])}")
 

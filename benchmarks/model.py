@@ -411,14 +411,15 @@ def measured_table(rows: list[dict], header: str = "") -> str:
 
 def predictions(rows: list[dict], chunks: int = 4) -> list[dict]:
     """One prediction per measured configuration (size, GPUs, plan, kind): its engines'
-    measured local work, and :func:`benchmarks.per_device_prediction` for the
-    engine whose local work is least."""
+    measured local work, and :func:`per_device_prediction` for the engine pfft runs
+    by default, ``auto`` (where it was not measured: the engine whose local work is
+    least)."""
     out = []
     keys = dict.fromkeys((r["n"], r["devices"], r["plan"], r["kind"]) for r in rows if _ok(r))
     for key in keys:
         ran = {r["engine"]: r for r in rows
                if _ok(r) and (r["n"], r["devices"], r["plan"], r["kind"]) == key}
-        best = min(ran.values(), key=lambda r: _num(r["local_ms"]))
+        best = ran.get("auto") or min(ran.values(), key=lambda r: _num(r["local_ms"]))
         p = per_device_prediction(best, chunks=chunks)
         out.append(dict(n=key[0], devices=key[1], plan=key[2], kind=key[3],
                         grid=best["grid"], engine=best["engine"],
@@ -442,7 +443,7 @@ def _prediction_table(preds: list[dict]) -> str:
     columns = [("n", "N³", "{}³"), ("devices", "GPUs", "{}"), ("plan_grid", "plan", "{}"),
                ("kind", "kind", "{}"), ("exchanges", "exchanges", "{}"),
                ("local_text", f"local work {' / '.join(engines)} (ms, measured)", "{}"),
-               ("engine", "least", "{}"), ("comm", "all-to-alls (ms, modelled)", "{}"),
+               ("engine", "engine", "{}"), ("comm", "all-to-alls (ms, modelled)", "{}"),
                ("serial", "pfft today: local + all-to-alls (ms)", "{}"),
                ("overlap", "overlapped (ms, modelled)", "{}"),
                ("memory", "memory kept / donated (blocks, measured)", "{}")]
@@ -587,7 +588,7 @@ def per_device_report(path: str | None, *, chunks: int = 4, memory_bytes: float 
         "### Predicted times on H100s", "", net + f" Overlapped: the longer of local work "
         f"and all-to-alls plus 1/{chunks} of the shorter (a pipeline of {chunks} pieces; "
         "pfft runs its stages one after the other and does not overlap yet). pfft today: "
-        "measured local work of the engine whose local work is least, plus the modelled "
+        "measured local work of the engine pfft runs by default (auto), plus the modelled "
         "all-to-alls.", "", _prediction_table(preds), "",
         *([f"![pfft's predicted times (local work measured, all-to-alls modelled) beside the "
            f"published ones]({figure})", ""] if figure else []),
@@ -664,12 +665,15 @@ def per_device_plot(path: str, png: str, *, chunks: int = 4, command: str = "") 
 
 
 #: the docs' tables: what report() writes (no data file: the model is a function of the code)
-DOCS = {"benchmarks/model.py": ("model_systems.md",)}
+DOCS = {"benchmarks/model.py": ("model_systems.md",),
+        "per_device_gpu.csv": ("gpu_model.md", "gpu_model.png")}
 
 
 def report(data: str, figures: str) -> list[str]:
     """``data/model_systems.md``: :func:`system_table` (``python -m benchmarks model``),
-    under a line saying that every figure in it is modelled."""
+    under a line saying that every figure in it is modelled; and where ``data`` holds a
+    GPU run's per-device programs (``per_device_gpu.csv``), ``data/gpu_model.md`` and
+    ``figures/gpu_model.png``: the predictions from them (``--per-device``)."""
     import os
 
     path = os.path.join(data, "model_systems.md")
@@ -677,7 +681,14 @@ def report(data: str, figures: str) -> list[str]:
         f.write(system_table() + "\n\n*Modelled, not measured: `python -m benchmarks model` "
                 "(benchmarks/model.py, `SYSTEMS`). complex64; the copy bandwidth is half the "
                 "quoted HBM bandwidth.*\n")
-    return [path]
+    done = [path]
+    measured = os.path.join(data, "per_device_gpu.csv")
+    if os.path.isfile(measured):
+        markdown, png = os.path.join(data, "gpu_model.md"), os.path.join(figures, "gpu_model.png")
+        argv = ["--per-device", measured, "--markdown", markdown, "--plot", png]
+        main([os.path.relpath(a) if os.path.isabs(a) else a for a in argv])
+        done += [markdown, png]
+    return done
 
 
 def main(argv=None) -> None:

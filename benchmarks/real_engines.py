@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .common import median_time, write_results
+from .common import (median_time, read_info, read_table_rows, run_info, write_doc,
+                     write_results)
 from .engines import _rel_err, _short, describe
 
 jax.config.update("jax_enable_x64", True)
@@ -147,6 +149,21 @@ def table(rows, header: str) -> str:
     return "\n".join(out)
 
 
+#: the GPU run's data in docs/data and the table it gives (``python -m benchmarks report``)
+DOCS = {"real_engines_gpu.csv": ("gpu_real.md",)}
+
+
+def report(data: str, figures: str) -> list[str]:
+    """``data/gpu_real.md``: the table of a GPU run's ``real_engines_gpu.csv`` (where
+    ``data`` holds one) and its caption."""
+    path = os.path.join(data, "real_engines_gpu.csv")
+    if not os.path.isfile(path):
+        return []
+    rows = read_table_rows(path, text=("dtype", "failed"), ints=("n",))
+    text = table(rows, "").split("\n", 2)[2]           # without the (empty) header line
+    return [write_doc(os.path.join(data, "gpu_real.md"), read_info(path), text)]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 128])
@@ -170,7 +187,9 @@ def main(argv=None):
     print(text.split("\n", 2)[2])
     keys = list(dict.fromkeys(k for r in rows for k in r))
     write_results([{k: r.get(k, "") for k in keys} for r in rows], text, args.out,
-                  f"real_engines_{args.platform}")
+                  f"real_engines_{args.platform}",
+                  info=run_info("benchmarks.real_engines", argv,
+                                where=f"one {device.device_kind} ({device.platform})"))
     if any(r["failed"] for r in rows):
         sys.exit("FAILED: " + "; ".join(r["failed"] for r in rows if r["failed"]))
 
