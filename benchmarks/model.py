@@ -685,8 +685,12 @@ def report(data: str, figures: str) -> list[str]:
     measured = os.path.join(data, "per_device_gpu.csv")
     if os.path.isfile(measured):
         markdown, png = os.path.join(data, "gpu_model.md"), os.path.join(figures, "gpu_model.png")
-        argv = ["--per-device", measured, "--markdown", markdown, "--plot", png]
-        main([os.path.relpath(a) if os.path.isabs(a) else a for a in argv])
+        command = "python -m benchmarks report"
+        text = per_device_report(measured, command=command,
+                                 figure=os.path.relpath(png, os.path.dirname(markdown)))
+        with open(markdown, "w") as f:
+            f.write(text + "\n")
+        per_device_plot(measured, png, command=command)
         done += [markdown, png]
     return done
 

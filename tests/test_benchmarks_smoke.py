@@ -387,8 +387,7 @@ def test_docs_tables_and_figures_are_rendered_from_the_committed_data(tmp_path):
     from benchmarks.__main__ import figures_drawn
     committed = {p for p in os.listdir(os.path.join(ROOT, "docs", "data")) if p.endswith(".md")}
     rendered = {p.name for p in data.glob("*.md")}
-    by_hand = {"gpu_model.md", "gpu_one_device.md"}       # written by the GPU run's commands
-    assert rendered == committed - by_hand
+    assert rendered == committed
     for name in rendered:
         assert filecmp.cmp(data / name, os.path.join(ROOT, "docs", "data", name), shallow=False), \
             f"docs/data/{name} differs from what `python -m benchmarks report` renders"
