@@ -16,6 +16,7 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import pfft
 from conftest import rel_err
+from test_autodiff import _input, _loss
 
 SHAPE = (4, 6, 8)
 UNEVEN = (6, 5, 4)      # on 2x2 the plans end in an all-gather: no even layout is left
@@ -42,21 +43,6 @@ def _mesh(name, kind):
                          devices=jax.devices()[:int(np.prod(shape))])
 
 
-def _draw(rng, kind, shape):
-    if kind == "half":
-        shape = shape[:-1] + (shape[-1] // 2 + 1,)
-    x = rng.standard_normal(shape)
-    return x + 1j * rng.standard_normal(shape) if kind in ("complex", "half") else x
-
-
-def _loss(f):
-    def loss(a):
-        y = f(a)
-        w = jnp.arange(y.size, dtype=jnp.abs(y).dtype).reshape(y.shape) / y.size
-        return jnp.sum(w * jnp.abs(y) ** 2) + jnp.sum(jnp.sin(jnp.real(y)))
-    return loss
-
-
 def _derivatives(f):
     """Everything at once, so that each case compiles once: grad of a non-linear loss,
     a VJP with a given cotangent, a JVP with a given tangent, vmap over a batch."""
@@ -80,10 +66,10 @@ def test_derivatives_and_vmap_match_one_device(name, mesh_name, shape, kind):
         ours, ref = (functools.partial(f, s=shape) for f in (ours, ref))
     mesh = _mesh(mesh_name, kind)
     rng = np.random.default_rng(sum(map(ord, name + mesh_name)))
-    x, t = _draw(rng, draw, shape), _draw(rng, draw, shape)
-    batch = np.stack([_draw(rng, draw, shape) for _ in range(2)])
+    x, t = (_input(rng, draw, shape, np.float64) for _ in range(2))
+    batch = np.stack([_input(rng, draw, shape, np.float64) for _ in range(2)])
     y = ref(x)
-    ct = _draw(rng, "complex" if jnp.iscomplexobj(y) else "real", y.shape)
+    ct = _input(rng, "complex" if jnp.iscomplexobj(y) else "real", y.shape, np.float64)
     xs = pfft.device_put(x, mesh)
     spec = xs.sharding.spec
     args = (xs, ct, jax.device_put(t, xs.sharding),
