@@ -4,8 +4,9 @@
 #             kernels, MPI from the mpich wheel, mpi4py, mpi4jax), run the whole suite,
 #             with JAX's deprecation warnings as errors (STRICT_DEPRECATIONS=0: not)
 # make test-oldest: the same in .venv-oldest with the oldest jax pfft supports (pinned by
-#             .ci/oldest.txt, pyproject.toml's lower bound), on OLDEST_PYTHON; TESTS=
-#             picks the tests (default OLDEST_TESTS: the version-sensitive ones)
+#             .ci/oldest.txt, pyproject.toml's lower bound), on OLDEST_PYTHON: the
+#             version-sensitive tests (OLDEST_TESTS), or TESTS= (with MPI: TESTS=tests
+#             is the whole suite)
 # Both take PYTHON= (make test PYTHON=python3.12): a venv made by another Python is made
 #             again; jax is the newest the registry serves for that Python unless a
 #             constraints file (CONSTRAINTS=) pins it. .ci/run runs both ends.
@@ -35,13 +36,15 @@ CONSTRAINTS ?=
 PIP    := $(BIN)/pip install -q $(if $(CONSTRAINTS),-c $(abspath $(CONSTRAINTS)))
 OLDEST_PYTHON ?= python3.11
 # the tests the oldest jax runs in CI: what touches JAX's version-sensitive parts
-# (collectives and shard_map, shardings and mesh types, autodiff rules, shifts, the FFI)
-OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff.py \
-	tests/test_autodiff_meshes.py tests/test_r2r_autodiff.py tests/test_shift.py \
-	tests/test_swap.py tests/test_layouts.py tests/test_toolkit.py tests/test_engines.py \
-	tests/test_fftn.py tests/test_rfftn.py tests/test_mpi.py tests/test_multiprocess.py \
-	tests/test_platforms.py tests/test_versions.py tests/test_x64_off.py
+# (collectives and shard_map, shardings and mesh types, autodiff rules, shifts, the FFI),
+# without MPI and the GPU engine's build (CI's time is the whole suite's on the newest)
+OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff_meshes.py \
+	tests/test_r2r_autodiff.py tests/test_shift.py tests/test_swap.py tests/test_layouts.py \
+	tests/test_engines.py tests/test_fftn.py tests/test_platforms.py tests/test_versions.py \
+	tests/test_x64_off.py
 TESTS  ?= tests
+# what `make test` installs and builds before the tests (test-oldest: pfft alone)
+TEST_NEEDS ?= $(VENV)/.mpi kernels-cuda
 STRICT_DEPRECATIONS ?= 1
 # mpi4jax's build takes an `nvcc` wrapper on PATH for a CUDA install; point it at the
 # real CUDA root where there is one, and build without CUDA where there is none.
@@ -107,8 +110,8 @@ endif
 # 2 cores most of it is XLA compiling on one thread, so 2 workers halve the time;
 # -rs lists every skipped test with its reason at the end
 TEST_WORKERS ?= 2
-test: $(VENV)/.mpi kernels-cuda
-	$(BIN)/python -m pfft | head -4
+test: $(TEST_NEEDS)
+	$(BIN)/python -m pfft | grep -E "^(python|versions|jax) "
 	PFFT_TEST_STRICT_DEPRECATIONS=$(STRICT_DEPRECATIONS) $(BIN)/python -m pytest -q -rs \
 		-n $(TEST_WORKERS) --dist loadfile --durations=25 $(TESTS)
 
@@ -116,6 +119,7 @@ test: $(VENV)/.mpi kernels-cuda
 test-oldest:
 	$(MAKE) test VENV=.venv-oldest PYTHON=$(OLDEST_PYTHON) CONSTRAINTS=.ci/oldest.txt \
 		TESTS="$(if $(filter command line,$(origin TESTS)),$(TESTS),$(OLDEST_TESTS))" \
+		TEST_NEEDS="$(if $(filter command line,$(origin TESTS)),.venv-oldest/.mpi,.venv-oldest/.core)" \
 		STRICT_DEPRECATIONS=0
 
 docs: $(VENV)/.core
