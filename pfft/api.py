@@ -22,7 +22,7 @@ from .autodiff import Variant
 from .grid import grid_axes
 from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
 from .plan import ORIGINS, Plan, get_plan
-from .sharding import is_tracer, mesh_of, place, spec_of
+from .sharding import devices_of, is_tracer, mesh_of, place, place_output, spec_of
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
            "fft2", "ifft2", "rfft2", "irfft2", "device_put"]
@@ -146,37 +146,17 @@ def _prepare(x, s, axes, norm, mesh, where: str):
     return x, s, axes, norm, mesh
 
 
-def _devices(mesh):
-    return None if isinstance(mesh, jax.sharding.AbstractMesh) else frozenset(mesh.devices.flat)
-
-
 def _check_same_devices(x, mesh, where: str) -> None:
     """An array sharded over several devices must be on ``mesh``'s devices."""
     x_mesh = None if is_tracer(x) else mesh_of(x)
     if x_mesh is None or x_mesh.size == 1:
         return                                           # numpy or one device: placed on mesh
-    have, want = _devices(x_mesh), _devices(mesh)
+    have, want = devices_of(x_mesh), devices_of(mesh)
     if have is not None and want is not None and have != want:
         raise ValueError(
             f"{where}: x is sharded over devices {sorted(d.id for d in have)} but mesh= holds "
             f"devices {sorted(d.id for d in want)}; move it first (pfft.device_put(x, mesh)) "
             f"or leave mesh= out to use x's own mesh")
-
-
-def _place_out(y, out_sharding, mesh, where: str):
-    if out_sharding is not None:
-        if not isinstance(out_sharding, NamedSharding):
-            if mesh is None:
-                raise ValueError(f"{where}: out_sharding as a PartitionSpec needs a mesh")
-            out_sharding = NamedSharding(mesh, out_sharding)
-        if mesh is not None and (out_sharding.mesh.shape != mesh.shape or (
-                _devices(out_sharding.mesh) not in (None, _devices(mesh)) and
-                _devices(mesh) is not None)):
-            raise ValueError(f"{where}: out_sharding is on a mesh {dict(out_sharding.mesh.shape)} "
-                             f"other than the transform's {dict(mesh.shape)} (or on other "
-                             f"devices); give a sharding on the same mesh")
-        y = place(y, out_sharding)
-    return y
 
 
 def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
@@ -190,14 +170,14 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
         scale = norm_scale(norm, inverse, x.shape[axes[0]])
         y = split_fft.split_axis_fft(x, axes[0], inverse=inverse, scale=scale, mesh=mesh,
                                      spec=spec, where=where)
-        return _place_out(y, out_sharding, mesh, where)
+        return place_output(y, out_sharding, mesh, where)
     if inverse:
         plan, variant = _inverse_plan_for(x, axes, norm, mesh)
         y = _back_to_source(plan._call(x, variant), resized_from, out_sharding, mesh)
     else:
         y = _plan_for(x, axes, norm, mesh).forward(x)
         _record_source("c2c", y, given, x, mesh, axes)
-    return _place_out(y, out_sharding, mesh, where)
+    return place_output(y, out_sharding, mesh, where)
 
 
 def _record_source(kind: str, y, given, resized, mesh, axes, kinds=None) -> None:
@@ -296,7 +276,7 @@ def _rfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
     y = _plan_for(x, axes, norm, mesh, kind="r2c").forward(x)
     _record_source("r2c", y, given, x, mesh, axes)
-    return _place_out(y, out_sharding, mesh, where)
+    return place_output(y, out_sharding, mesh, where)
 
 
 def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -331,7 +311,7 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
         # a padded spectrum (any axis may be padded): its plan knows the real shape
         plan = get_plan(origin.shape, cdtype, mesh, axes, norm, origin.chain.in_layout,
                         kind="r2c", spectrum="padded")
-        return _place_out(plan.backward(x), out_sharding, mesh, where)
+        return place_output(plan.backward(x), out_sharding, mesh, where)
     if s is None:
         s = tuple(x.shape[a] for a in axes[:-1]) + (2 * (x.shape[last] - 1),)
     if s[-1] < 1:
@@ -356,7 +336,7 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     else:
         c2r = get_plan(spectrum_shape, cdtype, mesh, axes, norm, layout, kind="c2r", n=s[-1])
         y = c2r._call(x, Variant(reverse=False, inverse=True))
-    return _place_out(_back_to_source(y, resized_from, out_sharding, mesh), out_sharding,
+    return place_output(_back_to_source(y, resized_from, out_sharding, mesh), out_sharding,
                       mesh, where)
 
 

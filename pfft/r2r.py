@@ -16,14 +16,14 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .api import (_as_array, _back_to_source, _layout_of, _place_out, _prepare,
-                  _record_source, _resize, _runs_back)
+from .api import (_as_array, _back_to_source, _layout_of, _prepare, _record_source, _resize,
+                  _runs_back)
 from .arguments import check_norm, check_orthogonalize, normalize_axes, r2r_dtype
 from .autodiff import BACKWARD
 from .grid import grid_axes
 from .layout import default_layout
 from .plan import ORIGINS, Plan, get_plan
-from .sharding import spec_of
+from .sharding import place_output, spec_of
 
 __all__ = ["dctn", "idctn", "dstn", "idstn"]
 
@@ -99,7 +99,7 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
     if not inverse:
         y = plan_for(t, norm, layout or default_layout(x.shape, axes, grid)).forward(x)
         _record_source("c2c", y, given, x, mesh, axes, kinds)
-        return _place_out(y, out_sharding, mesh, where)
+        return place_output(y, out_sharding, mesh, where)
     # the inverse: the forward plan that last made an output like x (else the one from
     # the default layout) run backwards where x is where it leaves its output, so a
     # round trip comes back in the input's sharding; else scipy's identity
@@ -112,7 +112,7 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
         y = forward._call(x, BACKWARD)
     else:
         y = plan_for({2: 3, 3: 2}.get(t, t), _SWAP_NORM[norm], layout).forward(x)
-    return _place_out(_back_to_source(y, resized_from, out_sharding, mesh), out_sharding,
+    return place_output(_back_to_source(y, resized_from, out_sharding, mesh), out_sharding,
                       mesh, where)
 
 

@@ -41,6 +41,7 @@ from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
 from .arguments import complex_dtype
+from .blocks import blocks_of
 from .grid import grid_axes
 from .layout import default_layout, layout_from_spec, names_of, split_entry
 from .planner import build_chain
@@ -138,7 +139,6 @@ def split_axis_fft(x, axis: int, *, inverse: bool, scale: float, mesh,
     Other axes may be split too; they are carried along as batch axes. ``where``
     names the public function in error messages.
     """
-    from .toolkit._blocks import blocks_of   # the toolkit imports pfft.api, which imports this
     x, blocks = blocks_of(x, mesh, spec, where=where)
     names, p = blocks.split[axis], blocks.parts[axis]
     n1, n2 = factors(x.shape[axis], p)

@@ -11,22 +11,21 @@ autodiff sees plain pads and slices).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..arguments import check_cast, check_fuse_exchanges, check_plan_kinds, check_tune
+from ..arguments import check_cast, check_fuse_exchanges
 from ..autodiff import Variant
-from ..core import PlanCore, layout_of_spec, plan_arguments
+from ..core import PlanCore
 from ..engines.choice import engine_for_plan
 from ..layout import Layout
 from ..lru import LRUCache
 from .grid import ProcessGrid
 
-__all__ = ["MPIPlan", "plan", "mpi_layout", "clear_plan_cache", "plan_cache_info"]
+__all__ = ["MPIPlan", "get_plan", "mpi_layout", "clear_plan_cache", "plan_cache_info"]
 
 
 def mpi_layout(shape, axes, grid) -> Layout:
@@ -214,97 +213,6 @@ def plan_cache_info() -> dict:
 def clear_plan_cache() -> None:
     """Forget every cached MPI plan."""
     _CACHE.clear()
-
-
-def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
-         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
-         tune: str | None = None, engine=None, fuse_exchanges: bool | str = "auto",
-         kinds: Sequence[str] | None = None, orthogonalize: bool | None = None) -> MPIPlan:
-    """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
-    (and its inverse) over MPI ranks.
-
-    The arguments and their checks are :func:`pfft.plan`'s (one plan core: the same
-    errors, dtypes and features); only the grid differs.
-
-    Parameters
-    ----------
-    shape
-        Global shape of the input (real for ``kind="r2c"``; the spectral grid ``N``
-        for ``padding > 1``).
-    dtype
-        Input dtype, promoted to complex as numpy does (``"float32"`` computes in
-        complex64); a real dtype stays real for a plan whose axes are all
-        real-to-real (``kinds``).
-    grid
-        The :class:`~pfft.mpi.ProcessGrid` of the ranks taking part.
-    axes
-        Axes to transform; default all of them (as numpy). Others are batch axes.
-    norm
-        ``"backward"``, ``"ortho"`` or ``"forward"``, as in numpy.
-    in_sharding
-        A :class:`~jax.sharding.PartitionSpec` over the grid's axis names
-        (``grid.names``) saying how the input blocks are cut (balanced where uneven);
-        by default :func:`mpi_layout`'s pencil.
-    kind
-        ``"c2c"`` or ``"r2c"`` (:meth:`MPIPlan.forward` is ``rfftn``, ``backward``
-        ``irfftn``).
-    spectrum
-        ``"numpy"``: output blocks of numpy's spectrum (``n//2 + 1`` on the halved
-        axis). ``"padded"`` (``r2c`` only): the chain's blocks as they are, the same
-        shape on every rank (no crop and pad per call; see :class:`MPIPlan`).
-    padding
-        Dealiasing factor, as for :func:`pfft.plan`: the input is the finer grid
-        ``ceil(padding * N)``, the spectrum keeps the lowest ``N`` frequencies.
-    tune
-        ``None``: plan on ``grid``. ``"wisdom"``: use the process grid
-        :func:`pfft.mpi.tune` found fastest for this problem on these ranks (wisdom
-        filed for the MPI transport), if any; ``"measure"``: tune now where there is
-        no wisdom. The plan's :attr:`~MPIPlan.grid` is then that grid; take blocks
-        from ``plan.local_in_slices``.
-    engine
-        Local FFT engine: ``"auto"`` (default), ``"native"``, ``"xla"``, ``"cufft"`` (as for
-        :func:`pfft.plan`), or an engine module.
-    fuse_exchanges
-        As for :func:`pfft.plan`; MPI exchanges are ``MPI_Alltoall``, never pieces, so
-        it changes nothing here but the cache key.
-    kinds
-        The transform along each axis of ``axes``, as for :func:`pfft.plan`:
-        ``"fft"``, ``"rfft"`` (at most one, the halved axis), ``"dct1"`` ...
-        ``"dct4"``, ``"dst1"`` ... ``"dst4"`` (scipy's, with ``norm``). Each
-        real-to-real axis is transformed where it is whole, so the zero padding of
-        uneven blocks never enters it. ``wavenumbers()`` gives this rank's block of
-        each axis's own values (:func:`pfft.core.r2r_frequencies` on a DCT/DST axis).
-        Not with ``tune`` yet.
-    orthogonalize
-        scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
-        "ortho"``).
-
-    Returns
-    -------
-    MPIPlan
-        Cached: the same arguments (and the same grid object) return the same plan.
-    """
-    if not isinstance(grid, ProcessGrid):
-        raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
-                        f"{type(grid).__name__}")
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  "pfft.mpi.plan")
-    shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
-                                                        spectrum, padding, "pfft.mpi.plan",
-                                                        kinds)
-    check_tune(tune, "pfft.mpi.plan", in_sharding)
-    layout = None
-    if in_sharding is not None:
-        layout = replace(layout_of_spec(shape, in_sharding, grid.grid, grid.names,
-                                        "pfft.mpi.plan", even=False), balanced=True)
-    if tune is not None:
-        from .tuning import tuned_grid
-        grid = tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
-                          spectrum=spectrum, mode=tune, kinds=kinds,
-                          orthogonalize=orthogonalize)
-    return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize)
 
 
 def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,

@@ -31,11 +31,11 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..api import device_put, fftn, ifftn, irfftn, rfftn
+from ..blocks import Blocks, blocks_of
 from ..grid import grid_axes
 from ..layout import default_layout
-from ..plan import plan as make_plan
+from ..planning import plan as make_plan
 from ..sharding import is_tracer, mesh_of, place, spec_of
-from ._blocks import Blocks, blocks_of
 
 __all__ = ["poisson", "gradient", "laplacian", "gaussian_random_field", "power_spectrum",
            "PowerSpectrum"]

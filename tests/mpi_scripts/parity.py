@@ -239,7 +239,7 @@ def check_tune_mixed(grid):
     mixed = pfft.mpi.plan((8, 12, 6), "float64", grid, kinds=kinds, tune="measure")
     check(pfft.mpi.plan((8, 12, 6), "float64", grid, kinds=kinds, tune="wisdom") is mixed,
           "tune='wisdom' did not give the tuned mixed plan")
-    entries = [key for key in pfft.tuning.wisdom() if '"transport": "mpi"' in key]
+    entries = [key for key in pfft.wisdom.entries() if '"transport": "mpi"' in key]
     check(len(entries) == 2 and any('"kinds": ["dct2", "fft", "rfft"]' in k for k in entries),
           f"wisdom: {entries}")
     x = random_global((8, 12, 6), np.float64, 7)
@@ -257,8 +257,8 @@ def check_tune(grid):
           f"tune chose {dims}")
     again = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="wisdom")
     check(again is measured, "tune='wisdom' did not give the tuned plan")
-    entries = [key for key in pfft.tuning.wisdom() if '"transport": "mpi"' in key]
-    check(len(entries) == 1, f"wisdom: {list(pfft.tuning.wisdom())}")
+    entries = [key for key in pfft.wisdom.entries() if '"transport": "mpi"' in key]
+    check(len(entries) == 1, f"wisdom: {list(pfft.wisdom.entries())}")
     x = random_global((8, 12, 6), np.float32, 6)
     k = again.forward(jnp.asarray(x[again.local_in_slices]))
     err = rel_err(gather(k, again.local_out_slices, (8, 12, 4)), np.fft.rfftn(x))

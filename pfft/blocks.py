@@ -1,7 +1,8 @@
 """How a sharded array is cut into blocks: the mesh and the mesh axes splitting each axis.
 
-Shared by the halo exchange and the spectral operators, which run per-block code
-inside ``jax.shard_map`` and need each axis's split, part count and block index.
+Shared by the halo exchange, the spectral operators, ``fftshift`` and the FFT of an
+axis that stays split (:mod:`pfft.split_fft`), which run per-block code inside
+``jax.shard_map`` and need each axis's split, part count and block index.
 """
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ..grid import grid_axes
-from ..layout import default_layout
-from ..sharding import is_tracer, mesh_of, place, spec_of
+from .grid import grid_axes
+from .layout import default_layout
+from .sharding import is_tracer, mesh_of, place, spec_of
 
 __all__ = ["Blocks", "blocks_of"]
 
