@@ -25,10 +25,10 @@ the same FFTs. Blocks stay in numpy's axis order throughout.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
+from . import settings
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
@@ -94,7 +94,7 @@ def swaps(transport) -> bool:
     :func:`pfft.transports.swap.swap`) rather than ``p - 1`` cyclic shifts.
     ``$PFFT_NO_SWAPS``, read when a plan is traced, turns swaps off to measure them;
     the values are the same bits either way."""
-    return bool(getattr(transport, "SWAPS", False)) and not os.environ.get("PFFT_NO_SWAPS")
+    return bool(getattr(transport, "SWAPS", False)) and settings.swaps()
 
 
 def swap_pays(st: Exchange, block_bytes: int) -> bool:
@@ -213,7 +213,7 @@ def pairs_enabled(engine) -> bool:
     ``$PFFT_NO_PASS_PAIRS`` is unset, read when a plan is traced: a switch to measure
     what pairing gains; the values agree to rounding either way)."""
     return (hasattr(engine, "fft_pieces_pair") and getattr(engine, "PIECES", False)
-            and not os.environ.get("PFFT_NO_PASS_PAIRS"))
+            and settings.pass_pairs())
 
 
 def in_place_enabled(engine) -> bool:
@@ -222,7 +222,7 @@ def in_place_enabled(engine) -> bool:
     ``$PFFT_NO_IN_PLACE`` is unset (read when a plan is traced: a switch to measure what
     it gains; the values are the same bits either way)."""
     return (hasattr(engine, "writes_in_place") and getattr(engine, "PIECES", False)
-            and not os.environ.get("PFFT_NO_IN_PLACE"))
+            and settings.in_place())
 
 
 def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,

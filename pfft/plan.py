@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import warnings
 import weakref
 from typing import Callable
@@ -19,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from . import settings
 from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges
 from .autodiff import BACKWARD, FORWARD, Variant
 from .core import PlanCore
@@ -324,7 +324,7 @@ def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "
              engine: str | None = None, fuse_exchanges: bool | str = "auto",
              kinds: tuple[str, ...] | None = None, orthogonalize: bool | None = None) -> Plan:
     """The cached plan for these arguments (made on first use)."""
-    engine = (engine or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    engine = (engine or settings.engine()).lower()
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
     kinds = None if kinds is None else tuple(kinds)
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,

@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax

@@ -15,7 +15,6 @@ import contextlib
 import functools
 import logging
 import math
-import os
 import threading
 import warnings
 from types import ModuleType
@@ -23,6 +22,7 @@ from types import ModuleType
 import jax
 import jax.numpy as jnp
 
+from .. import settings
 from . import native, xla
 
 __all__ = ["get_engine", "engine_for_plan", "BoundEngine", "PerStageEngine", "ENGINES"]
@@ -72,7 +72,7 @@ def get_engine(name: str | None = None, platform: str | None = None) -> ModuleTy
         ``rfft_trailing``, ``irfft_trailing`` on the innermost axes, ``STRIDED = False``);
         both provide ``natural_scale``. Plans use :func:`engine_for_plan`.
     """
-    name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    name = (name or settings.engine()).lower()
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; choose one of {ENGINES}")
     platform = "cpu" if (platform or jax.default_backend()) == "cpu" else "gpu"
@@ -277,7 +277,7 @@ def engine_for_plan(name: str | None, devices,
     """
     devices = list(devices) if devices is not None else [jax.devices()[0]]
     platform = "cpu" if devices[0].platform == "cpu" else "gpu"
-    name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    name = (name or settings.engine()).lower()
     if name not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
     name = _cufft_name(name, platform)

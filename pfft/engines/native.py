@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import settings
 from . import _kernels
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
@@ -93,8 +94,9 @@ def num_threads() -> int:
     """The CPU threads a call uses when it does not say."""
     if _NUM_THREADS is not None:
         return _NUM_THREADS
-    if os.environ.get("PFFT_NUM_THREADS"):
-        return max(1, int(os.environ["PFFT_NUM_THREADS"]))
+    from_env = settings.num_threads()
+    if from_env is not None:
+        return from_env
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
