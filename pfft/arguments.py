@@ -12,7 +12,8 @@ import operator
 import jax
 import numpy as np
 
-__all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "complex_dtype", "normalize_axes",
+__all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "swapped_norm", "complex_dtype",
+           "normalize_axes",
            "normalize_s", "norm_scale", "check_plan_options", "check_shape", "check_cast",
            "check_padding", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
            "check_kinds", "check_plan_kinds", "r2r_dtype"]
@@ -30,6 +31,14 @@ def check_norm(norm, where: str) -> str:
     if norm not in NORMS:
         raise ValueError(f"{where}: norm must be one of {NORMS} (or None), got {norm!r}")
     return norm
+
+
+def swapped_norm(norm: str) -> str:
+    """The norm that scales the opposite direction as ``norm`` scales this one
+    (``"backward"`` and ``"forward"`` swap, ``"ortho"`` stays): numpy's ``hfft`` and
+    ``ihfft`` run the other direction's transform with it, and an inverse DCT/DST is
+    the forward one of the transposed type with it (scipy's identity)."""
+    return {"backward": "forward", "forward": "backward"}.get(norm, norm)
 
 
 def norm_scale(norm: str, inverse: bool, n: int) -> float:

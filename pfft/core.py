@@ -25,7 +25,7 @@ from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
 from .planner import Chain, build_chain
-from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
+from .stages import LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
            "r2r_frequencies"]
@@ -289,14 +289,18 @@ class PlanCore:
         Jittable and differentiable (``grad``, ``vjp``, ``jvp``, ``vmap``); the
         transport's plan says where the input and output live.
         """
-        return self._call(x, FORWARD)
+        return self.run(x, FORWARD)
 
     def backward(self, y):
         """numpy's ``ifftn`` (``irfftn``), the inverse of :meth:`forward`: the chain
         run backwards, :meth:`forward`'s output in, its input out."""
-        return self._call(y, BACKWARD)
+        return self.run(y, BACKWARD)
 
-    def _call(self, x, variant: Variant):
+    def run(self, x, variant: Variant):
+        """Run ``variant`` of the plan on ``x``: :meth:`forward` is ``run(x, FORWARD)``,
+        :meth:`backward` ``run(y, BACKWARD)``; an inverse transform may also run the
+        chain forwards with the inverse sign (``Variant(reverse=False,
+        inverse=True)``), from the layout its input is in (:mod:`pfft.inverse`)."""
         fn = self._jitted_for(variant)
         return fn(self._place(x, variant))
 

@@ -24,15 +24,15 @@ from .autodiff import BACKWARD, FORWARD, Variant
 from .core import PlanCore
 from .engines.choice import engine_for_plan
 from .hlo import count_collectives
-from .layout import Layout, names_of
+from .layout import Layout
 from .lru import LRUCache
 from .pieces import as_pieces
-from .sharding import is_tracer, place, spec_of
+from .sharding import is_tracer, place
 from .stages import Gather
 from .transports import xla as xla_transport
 
 __all__ = ["Plan", "get_plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
-           "NORMS", "SPECTRA", "ReplicationWarning", "ORIGINS"]
+           "NORMS", "SPECTRA", "ReplicationWarning", "ForwardRecord", "FORWARDS"]
 
 
 class ReplicationWarning(UserWarning):
@@ -108,7 +108,7 @@ class Plan(PlanCore):
 
     # -- execution -------------------------------------------------------------------
     def forward(self, x):
-        ORIGINS.record(self)       # the inverses run this plan back on its output
+        FORWARDS.record(self)      # an inverse that cannot see its input's layout looks here
         return super().forward(x)
 
     forward.__doc__ = PlanCore.forward.__doc__
@@ -248,75 +248,58 @@ def set_plan_cache_size(maxsize: int) -> None:
 
 
 def clear_plan_cache() -> None:
-    """Forget every cached plan (and which plan produced which output)."""
+    """Forget every cached plan (and which plan last produced which output)."""
     _CACHE.clear()
-    ORIGINS.clear()
+    FORWARDS.clear()
 
 
-class _Origins:
-    """Which forward transform last produced an output of a given shape, dtype, axes,
-    kinds and sharding: the plan an inverse should run backwards.
+class ForwardRecord:
+    """Which forward plan last produced an output of a given kind, shape, dtype, mesh,
+    axes and kinds: what an inverse transform assumes of its input where JAX hides the
+    input's layout (an Auto mesh inside ``jit``; :mod:`pfft.inverse`).
 
-    Several input layouts can end in the same output pencil (``P('x', 'y', None)`` and
-    ``P(None, 'y', 'x')`` may both end in ``P('y', None, 'x')``), and a padded
-    spectrum's shape does not say its real length. ``irfftn(rfftn(u))`` and
-    ``ifftn(fftn(u))`` must still give ``u``'s sharding back (a ``fori_loop`` carry
-    must keep its type) and a padded spectrum its real length, so every
-    :meth:`Plan.forward` call (eager or traced) records its plan here under its
-    output's description; the inverse transforms look it up. A forward call that the
-    API resized first (numpy's ``s``) also records where its input was
-    (:meth:`record_source`). Bounded, thread-safe, and holding plans weakly (an
-    evicted plan is not kept alive).
+    There the inverse cannot see where its input is, nor whether a real spectrum is
+    padded (a ``spectrum="padded"`` plan's, whose shape does not say its real
+    length): it takes the input to be what the plan recorded here last made (so
+    ``irfftn(plan.forward(u))`` gives ``u``'s shape back). Every :meth:`Plan.forward`
+    call, eager or traced, records its plan. Where the layout is visible the record
+    is not read: the inverse is then a function of its arguments alone. Bounded,
+    thread-safe, holding plans weakly (an evicted plan is not kept alive).
     """
 
     def __init__(self, maxsize: int = 256):
         self._refs = LRUCache(maxsize)          # key -> weakref.ref(plan)
 
     @staticmethod
-    def key(kind: str, shape, dtype, mesh, axes, spec, kinds) -> tuple:
-        """``kind``: the plan's (``"c2c"``, or ``"r2c"`` for either spectrum); ``spec``
-        is normalised (one tuple of mesh axis names per array axis)."""
-        spec = tuple(spec) + (None,) * (len(shape) - len(tuple(spec)))
+    def _key(kind: str, shape, dtype, mesh, axes, kinds) -> tuple:
+        """``kind``: the plan's (``"c2c"``, or ``"r2c"`` for either spectrum); a
+        concrete mesh counts as its abstract mesh (a plan made outside ``jit`` serves
+        an inverse traced inside it)."""
+        mesh = getattr(mesh, "abstract_mesh", mesh)
         return (kind, tuple(shape), np.dtype(dtype), mesh, tuple(axes),
-                tuple(names_of(e) for e in spec), None if kinds is None else tuple(kinds))
+                None if kinds is None else tuple(kinds))
 
     def record(self, plan: "Plan") -> None:
+        """Note that ``plan``'s forward call made an output (plans without a mesh, with
+        dealiasing, or of kind ``"c2r"`` have no inverse that looks here)."""
         if plan.out_sharding is None or plan.padding or plan.kind == "c2r":
             return
-        key = self.key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
-                       plan.out_sharding.spec, plan.kinds)
+        key = self._key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
+                        plan.kinds)
         self._refs.put(key, weakref.ref(plan))
 
-    def lookup(self, kind: str, shape, dtype, mesh, axes, spec, kinds=None) -> "Plan | None":
+    def last(self, kind: str, shape, dtype, mesh, axes, kinds=None) -> "Plan | None":
         """The plan whose forward call last produced such an output, if it is alive."""
-        if spec is None or mesh is None:
+        if mesh is None:
             return None
-        ref = self._refs.get(self.key(kind, shape, dtype, mesh, axes, spec, kinds))
+        ref = self._refs.get(self._key(kind, shape, dtype, mesh, axes, kinds))
         return None if ref is None else ref()
-
-    def record_source(self, kind: str, y, mesh, axes, shape, spec, kinds=None) -> None:
-        """Note that the forward transform ``y`` was made from an array of ``shape`` in
-        ``spec`` that the API resized first (numpy's ``s``): the plan saw only the
-        resized array, so an inverse that resizes back places its result there."""
-        y_spec = spec_of(y)
-        if y_spec is None or spec is None or mesh is None:
-            return
-        key = ("source",) + self.key(kind, y.shape, y.dtype, mesh, axes, y_spec, kinds)
-        self._refs.put(key, (tuple(shape), spec))
-
-    def source(self, kind: str, shape, dtype, mesh, axes, spec, kinds=None):
-        """``(shape, spec)`` of the array a resizing forward call that produced such an
-        output started from (:meth:`record_source`), or ``None``."""
-        if spec is None or mesh is None:
-            return None
-        return self._refs.get(("source",) + self.key(kind, shape, dtype, mesh, axes, spec,
-                                                     kinds))
 
     def clear(self) -> None:
         self._refs.clear()
 
 
-ORIGINS = _Origins()
+FORWARDS = ForwardRecord()
 
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
