@@ -68,6 +68,7 @@ from pfft.engines import native  # noqa: E402
 from pfft.engines import xla as xla_engine  # noqa: E402
 from pfft.engines.choice import PerStageEngine, engine_for_plan  # noqa: E402
 from pfft.grid import dims_create  # noqa: E402
+from pfft.interfaces import TransportCapabilities  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
 from pfft.planner import Chain  # noqa: E402
 from pfft.stages import Exchange, LocalFFT, RealFFT  # noqa: E402
@@ -153,12 +154,10 @@ class CopyTransport:
     grid: tuple[tuple[str, int], ...]
     _state: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    # the flags pfft.executor and pfft.pieces read: the all-to-all may cut and stack
-    # any axes (as the XLA transport's); no shifts or swaps, so never the pieces path
-    SPLITS = True
-    SHIFTS = False
-    SWAPS = False
-    GATHER_IS_INVARIANT = False
+    # what pfft.executor and pfft.pieces read (pfft.interfaces): the all-to-all may cut
+    # and stack any axes (as the XLA transport's); no shifts or swaps, so never the
+    # pieces path
+    capabilities = TransportCapabilities(splits=True)
 
     def size(self, mesh_axis) -> int:
         """Devices along ``mesh_axis`` (a name or a tuple of names)."""

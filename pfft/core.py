@@ -451,7 +451,7 @@ class PlanCore:
                 extra += f", orthogonalize={self.orthogonalize}"
         if self.padding:
             extra += f", dealiased to {self.spectral_shape}"
-        extra += f", engine {getattr(self.engine, 'name', 'xla')}"
+        extra += f", engine {self.engine.name}"
         return (f"{name}({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                 f"norm={self.norm!r}{extra}, {grid})")
 

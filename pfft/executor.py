@@ -70,7 +70,7 @@ def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
 
 
 def _fft(block: Block, axes, inverse: bool, engine, first: bool) -> None:
-    if engine.STRIDED:            # where the axes lie; the pending scale fused in
+    if engine.capabilities.strided:   # where the axes lie; the pending scale fused in
         pos = tuple(block.order.index(a) for a in axes)
         block.data = engine.fft(block.data, pos, inverse, scale=block.take_scale(),
                                 inplace=not first)
@@ -83,7 +83,7 @@ def _fft(block: Block, axes, inverse: bool, engine, first: bool) -> None:
 
 def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) -> None:
     """Real-to-complex or complex-to-real stage (``inverse`` flips the sign)."""
-    if not engine.STRIDED:
+    if not engine.capabilities.strided:
         block.permute(_order_for(block.order, st.axes, exact=True))
     data = block.data
     pos = tuple(block.order.index(a) for a in st.axes)
@@ -93,7 +93,7 @@ def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) 
         shape = [1] * data.ndim
         shape[pos[-1]] = w.size
         weights = jnp.asarray(w.reshape(shape), dtype=jnp.finfo(data.dtype).dtype)
-    if engine.STRIDED:
+    if engine.capabilities.strided:
         if st.to_complex:
             data = engine.rfft(data, pos, inverse=inverse, scale=block.take_scale())
             block.data = data if weights is None else data * weights
@@ -122,10 +122,10 @@ def _r2r(block: Block, st: LocalR2R, inverse: bool, engine) -> None:
     pending. By DUCC where the engine has it (native, CPU), in place along the axis;
     else through ``lax.fft`` (:mod:`pfft.engines.r2r`)."""
     op = st.op_for(inverse)
-    if getattr(engine, "R2R", False):
+    if engine.capabilities.r2r:
         block.data = engine.r2r(block.data, op, block.order.index(st.axis))
         return
-    if engine.STRIDED:            # numpy's order kept: the axis moves last and back
+    if engine.capabilities.strided:   # numpy's order kept: the axis moves last and back
         block.data = r2r_engine.apply(block.data, op, block.order.index(st.axis))
         return
     block.permute(_order_for(block.order, st.axes))
@@ -216,7 +216,7 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
     data = _cut(data, pos_s, p, balanced)                    # pad the axis to be split
     extent_g = gathered_extent(st, shape)
     uneven = balanced and extent_g % p != 0
-    if engine_strided and getattr(transport, "SPLITS", False) and not uneven:
+    if engine_strided and transport.capabilities.splits and not uneven:
         # the collective cuts s into chunks and stacks the received blocks along g
         # itself (XLA:CPU copies the chunks anyway): no pack, no unpack, order kept
         pos_g = block.order.index(g)
@@ -339,8 +339,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
             _resize_spectrum(block, st)
             shape[st.axis] = st.n_to
         elif isinstance(st, Exchange):
-            _exchange(block, st, shape, _next_fft(stages, i), transport, engine.STRIDED,
-                      balanced)
+            _exchange(block, st, shape, _next_fft(stages, i), transport,
+                      engine.capabilities.strided, balanced)
         elif isinstance(st, Gather):
             _gather(block, st, shape, transport, balanced)
         elif isinstance(st, Scatter):

@@ -15,8 +15,9 @@ transform stands next to an exchange (the end of a chain, a resize, a gather) on
 pass packs or unpacks instead.
 Every element is then read and written once per FFT and copied once per exchange.
 
-Used by :func:`pfft.executor.run_chain` when the engine can (``PIECES``: the native
-engine on CPU) and the transport can shift (``SHIFTS``: the XLA transport), for the
+Used by :func:`pfft.executor.run_chain` where the engine runs the pieces kernels and
+the transport can shift (their ``capabilities``, :mod:`pfft.interfaces`: the native
+engine on CPU, the XLA transport), for the
 exchanges :func:`as_pieces` picks: with ``fuse_exchanges="auto"`` every exchange where
 the transport swaps, else those whose blocks are large enough to pay for the extra
 collectives of shifts (:func:`shifts_pay`); the others run as one all-to-all between
@@ -86,7 +87,7 @@ class Pieces:
 
 def enabled(engine, transport) -> bool:
     """Whether chains on ``engine`` over ``transport`` exchange pieces."""
-    return bool(getattr(engine, "PIECES", False) and getattr(transport, "SHIFTS", False))
+    return engine.capabilities.pieces and transport.capabilities.shifts
 
 
 def swaps(transport) -> bool:
@@ -94,7 +95,7 @@ def swaps(transport) -> bool:
     :func:`pfft.transports.swap.swap`) rather than ``p - 1`` cyclic shifts.
     ``$PFFT_NO_SWAPS``, read when a plan is traced, turns swaps off to measure them;
     the values are the same bits either way."""
-    return bool(getattr(transport, "SWAPS", False)) and settings.swaps()
+    return transport.capabilities.swaps and settings.swaps()
 
 
 def swap_pays(st: Exchange, block_bytes: int) -> bool:
@@ -146,7 +147,7 @@ def fused(st, engine) -> bool:
     every FFT stage, and a DCT/DST stage where the engine runs them by DUCC."""
     if isinstance(st, (LocalFFT, RealFFT)):
         return True
-    return isinstance(st, LocalR2R) and bool(getattr(engine, "R2R", False))
+    return isinstance(st, LocalR2R) and engine.capabilities.r2r
 
 
 def _sides(data, out_shape, exchange: Send | None, transport):
@@ -212,8 +213,7 @@ def pairs_enabled(engine) -> bool:
     """Whether two passes in a row run as one kernel call (the engine has it, and
     ``$PFFT_NO_PASS_PAIRS`` is unset, read when a plan is traced: a switch to measure
     what pairing gains; the values agree to rounding either way)."""
-    return (hasattr(engine, "fft_pieces_pair") and getattr(engine, "PIECES", False)
-            and settings.pass_pairs())
+    return engine.capabilities.pieces and settings.pass_pairs()
 
 
 def in_place_enabled(engine) -> bool:
@@ -221,8 +221,7 @@ def in_place_enabled(engine) -> bool:
     (:func:`pfft.engines.native.writes_in_place`): the engine has it, and
     ``$PFFT_NO_IN_PLACE`` is unset (read when a plan is traced: a switch to measure what
     it gains; the values are the same bits either way)."""
-    return (hasattr(engine, "writes_in_place") and getattr(engine, "PIECES", False)
-            and settings.in_place())
+    return engine.capabilities.pieces and settings.in_place()
 
 
 def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,
@@ -260,7 +259,7 @@ def _pairs_pay(data, first: int, second: int, exchange: Exchange | None, engine)
     cut = {data.axis if isinstance(data, Pieces) else None,
            exchange.scatter if exchange else None, first, second}
     subs = math.prod(d for a, d in enumerate(data.shape) if a not in cut)
-    return subs >= max(8, 2 * int(getattr(engine, "nthreads", 1) or 1))
+    return subs >= max(8, 2 * int(engine.nthreads or 1))
 
 
 def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):

@@ -43,14 +43,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import settings
+from ..interfaces import EngineCapabilities
 from . import _kernels
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
            "set_num_threads", "num_threads", "gpu_workspace_bytes"]
 
-# transforms any axis where it lies (strided): the executor need not move FFT axes last
-STRIDED = True
+name = "native"
+# transforms any axis where it lies (strided): the executor need not move FFT axes
+# last. Called as a module, without a thread count, it offers no more: the DCTs and
+# pieces kernels run through a bound engine (pfft.engines.choice.BoundEngine).
+capabilities = EngineCapabilities(strided=True)
 
 _NUM_THREADS: int | None = None
 
