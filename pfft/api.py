@@ -322,36 +322,31 @@ def ihfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, *,
     return jnp.conj(y)
 
 
-def _two(nd, x, s, axes, norm, mesh, out_sharding, where: str):
-    """A 2-D transform: the n-D one over ``axes`` (``None``: as in ``fftn``, as numpy)."""
-    return nd(x, s, axes, norm, mesh, out_sharding, where)
-
-
 def fft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
          norm: str | None = None, *, mesh: Mesh | None = None,
          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
     """2-D FFT (:func:`numpy.fft.fft2`): :func:`fftn` over ``axes`` (default the last
     two), with its layouts: the result is left where the plan ends unless
     ``out_sharding`` asks for another sharding."""
-    return _two(_c2c(False), a, s, axes, norm, mesh, out_sharding, "fft2")
+    return _transform(a, s, axes, norm, mesh, out_sharding, False, "fft2")
 
 
 def ifft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None, *, mesh: Mesh | None = None,
           out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
     """Inverse 2-D FFT (:func:`numpy.fft.ifft2`): :func:`ifftn` over ``axes``."""
-    return _two(_c2c(True), a, s, axes, norm, mesh, out_sharding, "ifft2")
+    return _transform(a, s, axes, norm, mesh, out_sharding, True, "ifft2")
 
 
 def rfft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None, *, mesh: Mesh | None = None,
           out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
     """2-D FFT of a real array (:func:`numpy.fft.rfft2`): :func:`rfftn` over ``axes``."""
-    return _two(_rfftn, a, s, axes, norm, mesh, out_sharding, "rfft2")
+    return _rfftn(a, s, axes, norm, mesh, out_sharding, "rfft2")
 
 
 def irfft2(a, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
            norm: str | None = None, *, mesh: Mesh | None = None,
            out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
     """Inverse of :func:`rfft2` (:func:`numpy.fft.irfft2`): :func:`irfftn` over ``axes``."""
-    return _two(_irfftn, a, s, axes, norm, mesh, out_sharding, "irfft2")
+    return _irfftn(a, s, axes, norm, mesh, out_sharding, "irfft2")

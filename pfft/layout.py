@@ -146,13 +146,6 @@ class Layout:
         axes = range(self.ndim) if axis is None else (axis,)
         return all(self.shape[a] % self.parts(a) == 0 for a in axes)
 
-    def axis_split_by(self, mesh_axis: str) -> int | None:
-        """The array axis that ``mesh_axis`` (one name) splits, or ``None``."""
-        for a, entry in enumerate(self.split):
-            if mesh_axis in names_of(entry):
-                return a
-        return None
-
     @property
     def used_mesh_axes(self) -> frozenset[str]:
         """The mesh axes splitting some array axis."""

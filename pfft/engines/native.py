@@ -45,6 +45,7 @@ import numpy as np
 from .. import settings
 from ..interfaces import EngineCapabilities
 from . import _kernels
+from .hermitian import bin_weights
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
@@ -239,13 +240,9 @@ def _c2c_bwd(axes, inverse, scale, inplace, nthreads, _, ct):
 _c2c.defvjp(_c2c_fwd, _c2c_bwd)
 
 
-def _bin_weights(n: int, halve: bool, axis: int, dtype) -> jax.Array:
-    """Weights of the ``n//2 + 1`` stored bins along negative ``axis``: interior bins
-    stand for two, the zero bin and (even ``n``) the Nyquist bin for one."""
-    w = np.full(n // 2 + 1, 0.5 if halve else 2.0)
-    w[0] = 1.0
-    if n % 2 == 0:
-        w[-1] = 1.0
+def _bin_weights(n: int, interior: float, axis: int, dtype) -> jax.Array:
+    """:func:`pfft.engines.hermitian.bin_weights` along negative ``axis``."""
+    w = bin_weights(n, interior)
     return jnp.asarray(w.reshape((-1,) + (1,) * (-axis - 1)), dtype=dtype)
 
 
@@ -263,7 +260,7 @@ def _r2c_fwd(x, axes, n, inverse, scale, nthreads):
 def _r2c_bwd(axes, n, inverse, scale, nthreads, _, ct):
     # transpose of (real -> complex, full FFT, keep n//2+1 bins): zero-fill the bins,
     # same-sign FFT, real part; a complex-to-real transform of the halved bins is that
-    w = _bin_weights(n, True, axes[-1], ct.real.dtype)
+    w = _bin_weights(n, 0.5, axes[-1], ct.real.dtype)
     return (_c2r(ct * w, axes, n, inverse, scale, nthreads),)
 
 
@@ -285,7 +282,7 @@ def _c2r_fwd(x, axes, n, inverse, scale, nthreads):
 def _c2r_bwd(axes, n, inverse, scale, nthreads, _, ct):
     # JAX's convention (as lax.fft's IRFFT rule): same-sign real-to-complex transform
     # of the cotangent, the bins that stand for two doubled
-    w = _bin_weights(n, False, axes[-1], ct.dtype)
+    w = _bin_weights(n, 2.0, axes[-1], ct.dtype)
     return (_r2c(ct, axes, n, inverse, scale, nthreads) * w,)
 
 
