@@ -174,7 +174,7 @@ def test_any_layout_with_axes_s_and_uneven_sizes(p):
                  norm=p["norm"], seed=p["seed"])
 
 
-# -- the wrong results of issue 14, one regression test each ---------------------------
+# -- layouts that once gave wrong results, one regression test each ------------------
 
 def test_irfftn_of_rfftn_over_trailing_axes_of_a_pencil():
     mesh = pfft.make_mesh((2, 2))

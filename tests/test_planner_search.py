@@ -1,4 +1,4 @@
-"""The planner's search (issue 14): no all-gather where a chain of exchanges exists.
+"""The planner's search: no all-gather where a chain of exchanges exists.
 
 The greedy walk gets stuck on some uneven layouts (``irfftn`` of a ``(12, 10, 8)``
 spectrum in ``P('y', None, None)`` on 2x4 all-gathered it); :func:`pfft.planner._search`

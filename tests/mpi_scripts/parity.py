@@ -1,4 +1,4 @@
-"""One plan core: ``pfft.mpi.plan`` behaves as ``pfft.plan`` does (issue 14).
+"""One plan core: ``pfft.mpi.plan`` behaves as ``pfft.plan`` does.
 
 Usage: ``mpirun -n N python parity.py``. On every grid of the ranks, against
 ``pfft.plan`` on this rank's one device (the whole array: the reference):
@@ -66,7 +66,7 @@ BAD = [((8, 8, 8), "complex64", dict(norm="nope")),
        ((8, 8, 8), "U3", {}),
        ((8, 8, 8), "not a dtype", {}),
        ((8, 8, 8), "complex64", dict(tune="always")),
-       # real-to-real and mixed kinds (issue 18): one check for both entry points
+       # real-to-real and mixed kinds: one check for both entry points
        ((8, 8, 6), "float64", dict(kinds=("dct2",))),
        ((8, 8, 6), "float64", dict(axes=(0, 2), kinds=("dct2",) * 3)),
        ((8, 8, 6), "float64", dict(kinds=("dct5", "fft", "fft"))),
