@@ -20,7 +20,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from . import split_fft
 from .arguments import (check_axis, check_length, check_norm, complex_dtype, norm_scale,
                         normalize_axes, swapped_norm)
-from .grid import grid_axes
+from .grid import mesh_shape_of
 from .inputs import as_array, prepare, resize, start_layout
 from .inverse import inverse as run_inverse
 from .layout import default_layout, names_of
@@ -178,7 +178,7 @@ def device_put(x, mesh: Mesh | None, *, axes: Sequence[int] | None = None) -> ja
     axes = normalize_axes(axes, x.ndim, "device_put")
     if mesh is None:
         return jax.device_put(x)
-    layout = default_layout(x.shape, axes, grid_axes(mesh))
+    layout = default_layout(x.shape, axes, mesh_shape_of(mesh))
     return place(x, layout.sharding(mesh))
 
 
@@ -188,7 +188,7 @@ def _keep_layout(x, mesh, out_shape) -> NamedSharding | None:
     """``x``'s sharding on ``mesh`` where it is known and can hold an array of
     ``out_shape`` (JAX splits axes evenly only); else ``None``."""
     spec, x_mesh = spec_of(x), mesh_of(x)
-    if mesh is None or not grid_axes(mesh) or spec is None or x_mesh is None \
+    if mesh is None or not mesh_shape_of(mesh) or spec is None or x_mesh is None \
             or x_mesh.shape != mesh.shape:
         return None
     sizes = dict(mesh.shape)

@@ -15,7 +15,7 @@ import numpy as np
 __all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "swapped_norm", "complex_dtype",
            "normalize_axes",
            "normalize_s", "norm_scale", "check_plan_options", "check_shape", "check_cast",
-           "check_padding", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
+           "check_dealiasing", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
            "check_kinds", "check_plan_kinds", "r2r_dtype"]
 
 NORMS = ("backward", "ortho", "forward")
@@ -170,11 +170,12 @@ def check_plan_options(kind: str, spectrum: str, where: str) -> None:
                          f"transform's output is never padded)")
 
 
-def check_padding(padding, shape, axes, where: str):
-    """Dealiasing: the finer grid's shape and the spectral lengths kept per axis.
+def check_dealiasing(padding, shape, axes, where: str):
+    """A plan's dealiasing factor ``padding`` (its public name: the physical grid is the
+    spectral one padded by it): the finer grid's shape and the spectral lengths kept.
 
-    Returns ``(shape, spectral)`` where ``shape`` is the physical (finer) grid and
-    ``spectral`` the ``(axis, N)`` pairs whose spectrum is truncated to ``N``.
+    Returns ``(shape, dealiased)`` where ``shape`` is the physical (finer) grid and
+    ``dealiased`` the ``(axis, N)`` pairs whose spectrum is truncated to ``N``.
     """
     try:
         padding = float(padding)

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from .grid import grid_axes
+from .grid import mesh_shape_of
 from .layout import default_layout
 from .sharding import is_tracer, mesh_of, place, spec_of
 
@@ -100,7 +100,7 @@ def blocks_of(x, mesh=None, spec=None, *, where: str):
         spec = own
     if spec is None:
         axes = tuple(range(max(0, x.ndim - 3), x.ndim))
-        spec = default_layout(x.shape, axes, grid_axes(mesh)).spec if axes else PartitionSpec()
+        spec = default_layout(x.shape, axes, mesh_shape_of(mesh)).spec if axes else PartitionSpec()
     sizes = dict(mesh.shape)
     split, parts = [], []
     for a, names in enumerate(_entries(spec, x.ndim, where)):

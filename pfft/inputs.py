@@ -16,7 +16,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .arguments import check_norm, complex_dtype, normalize_axes, normalize_s
-from .grid import grid_axes
+from .grid import mesh_shape_of
 from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
 from .sharding import devices_of, is_tracer, mesh_of, place, spec_of
 
@@ -42,7 +42,7 @@ def resize(x, s, axes, mesh):
             pad[a] = (0, max(0, n - x.shape[a]))
         return np.pad(x[tuple(index)], pad)
     spec = spec_of(x)
-    if mesh is not None and spec is not None and grid_axes(mesh):
+    if mesh is not None and spec is not None and mesh_shape_of(mesh):
         # JAX cannot crop a split axis unevenly: make the resized axes whole first,
         # moving their mesh axes onto an axis that keeps its length (an all-to-all)
         # where one divides evenly
@@ -72,20 +72,20 @@ def layout_of(x, mesh, shape=None, *, even: bool = True) -> Layout | None:
     """The layout ``x`` is in on ``mesh``, if it is known (a concrete array, or a
     tracer with an Explicit-axes type) and pfft can start from it; ``shape``: the
     logical shape when ``x`` holds a padded spectrum (``even=False``)."""
-    grid = grid_axes(mesh)
-    if mesh is None or not grid:
+    mesh_shape = mesh_shape_of(mesh)
+    if mesh is None or not mesh_shape:
         return None
     spec, x_mesh = spec_of(x), mesh_of(x)
     if spec is None or x_mesh is None or x_mesh.shape != mesh.shape:
         return None
-    return layout_from_spec(shape or x.shape, spec, grid, mesh.axis_names, even=even)
+    return layout_from_spec(shape or x.shape, spec, mesh_shape, mesh.axis_names, even=even)
 
 
 def start_layout(x, axes, mesh) -> Layout:
     """The layout a forward transform of ``x`` over ``axes`` starts from: ``x``'s own
     where JAX shows it, else the default one (where :func:`pfft.device_put` puts
     arrays; ``x`` is placed there)."""
-    return layout_of(x, mesh) or default_layout(x.shape, axes, grid_axes(mesh))
+    return layout_of(x, mesh) or default_layout(x.shape, axes, mesh_shape_of(mesh))
 
 
 def prepare(x, s, axes, norm, mesh, where: str):

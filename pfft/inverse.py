@@ -32,7 +32,7 @@ from jax.sharding import NamedSharding
 from .arguments import complex_dtype, r2r_dtype, swapped_norm
 from .autodiff import Variant
 from .core import PlanCore
-from .grid import grid_axes
+from .grid import mesh_shape_of
 from .inputs import layout_of, resize
 from .layout import Layout, default_layout, layout_from_spec
 from .plan import FORWARDS, get_plan
@@ -155,7 +155,7 @@ def _recorded(kind: str, x, mesh, axes, kinds) -> PlanCore | None:
     """Where JAX hides where ``x`` is (a tracer without a visible sharding, on a mesh
     that splits arrays), the plan whose forward call last made such an output; else
     (and where none is recorded) ``None``."""
-    if not (is_tracer(x) and spec_of(x) is None and mesh is not None and grid_axes(mesh)):
+    if not (is_tracer(x) and spec_of(x) is None and mesh is not None and mesh_shape_of(mesh)):
         return None
     return FORWARDS.last(kind, x.shape, x.dtype, mesh, axes, kinds)
 
@@ -171,9 +171,9 @@ def _forward_plan(plan_from, x, layout: Layout | None, origin: PlanCore | None, 
     candidate is taken, ``x`` assumed or placed where its plan ends; else the first
     that ends where ``x`` is, unless it started replicated over a mesh axis
     (backwards it would all-gather)."""
-    grid = grid_axes(mesh)
     sources = [origin.chain.in_layout if origin is not None else None,
-               _layout_asked(out_sharding, shape, mesh), default_layout(shape, axes, grid)]
+               _layout_asked(out_sharding, shape, mesh),
+               default_layout(shape, axes, mesh_shape_of(mesh))]
     for source in sources:
         if source is None:
             continue
@@ -188,7 +188,7 @@ def _layout_asked(out_sharding, shape, mesh) -> Layout | None:
     """The layout ``out_sharding`` (a NamedSharding or PartitionSpec) gives an array of
     ``shape`` on ``mesh``, where it is one a plan can start from (else ``None``; the
     caller's placement reports a bad one)."""
-    if out_sharding is None or mesh is None or not grid_axes(mesh):
+    if out_sharding is None or mesh is None or not mesh_shape_of(mesh):
         return None
     spec = out_sharding
     if isinstance(out_sharding, NamedSharding):
@@ -196,7 +196,7 @@ def _layout_asked(out_sharding, shape, mesh) -> Layout | None:
             return None
         spec = out_sharding.spec
     try:
-        return layout_from_spec(shape, spec, grid_axes(mesh), mesh.axis_names, even=True)
+        return layout_from_spec(shape, spec, mesh_shape_of(mesh), mesh.axis_names, even=True)
     except (ValueError, TypeError):
         return None
 

@@ -60,8 +60,9 @@ class Plan(PlanCore):
         ``"padded"`` (real plans): the output stays in the pencil the chain ends in,
         each unevenly split axis (the halved one, and any the grid does not divide)
         zero-padded to a multiple of its devices (saves an all-to-all).
-    grid
-        ``(mesh axis, size)`` pairs the plan distributes over.
+    mesh_shape
+        ``(mesh axis, size)`` pairs the plan distributes over
+        (:func:`pfft.grid.mesh_shape_of`).
     chain
         The :class:`~pfft.planner.Chain` of stages; ``print(plan)`` lists them.
     in_sharding, out_sharding
@@ -71,7 +72,7 @@ class Plan(PlanCore):
         Global shapes of :meth:`forward`'s input and output (``out_shape`` is
         padded for ``spectrum="padded"``).
 
-    The rest (``padding``, ``spectral_shape``, ``wavenumbers``, ``k2``, ``kabs``,
+    The rest (``dealiased``, ``spectral_shape``, ``wavenumbers``, ``k2``, ``kabs``,
     ``trace_count``) is the plan core's, the same on MPI
     (:class:`pfft.core.PlanCore`).
 
@@ -84,16 +85,16 @@ class Plan(PlanCore):
 
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
-                 padding: tuple[tuple[int, int], ...] = (), engine: str = "auto",
+                 dealiased: tuple[tuple[int, int], ...] = (), engine: str = "auto",
                  fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.mesh = mesh
-        self.grid = in_layout.grid
+        self.mesh_shape = in_layout.mesh_shape
         devices = _devices_of(mesh)
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=n,
-                         spectrum=spectrum, padding=padding,
+                         spectrum=spectrum, dealiased=dealiased,
                          engine=engine_for_plan(engine, devices, fuse_exchanges),
                          transport=xla_transport,
-                         grid_axes=frozenset(m for m, _ in self.grid),
+                         mesh_axes=frozenset(m for m, _ in self.mesh_shape),
                          kinds=kinds, orthogonalize=orthogonalize)
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
@@ -103,8 +104,15 @@ class Plan(PlanCore):
         _warn_if_replicated(self)
 
     @property
+    def grid(self) -> tuple[tuple[str, int], ...]:
+        """Deprecated name of :attr:`mesh_shape`."""
+        warnings.warn("Plan.grid is deprecated: use Plan.mesh_shape (the same (mesh axis, "
+                      "size) pairs)", DeprecationWarning, stacklevel=2)
+        return self.mesh_shape
+
+    @property
     def _distributed(self) -> bool:
-        return self.mesh is not None and bool(self.grid)
+        return self.mesh is not None and bool(self.mesh_shape)
 
     # -- execution -------------------------------------------------------------------
     def forward(self, x):
@@ -197,8 +205,8 @@ class Plan(PlanCore):
 
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
-        grid = "x".join(str(s) for _, s in self.grid) or "1"
-        names = ",".join(m for m, _ in self.grid)
+        grid = "x".join(str(s) for _, s in self.mesh_shape) or "1"
+        names = ",".join(m for m, _ in self.mesh_shape)
         head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
         return "\n".join([head] + self._stage_lines(self._as_pieces()))
 
@@ -227,7 +235,7 @@ def _warn_if_replicated(plan: "Plan") -> None:
     if idle or gathers:
         why = (f"mesh axes {list(idle)} split no axis" if idle else
                f"{len(gathers)} all-gather(s) (no even layout is left)")
-        warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.grid)} repeats "
+        warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.mesh_shape)} repeats "
                       f"work across devices: {why}. Give axes that the grid divides, or a "
                       f"smaller mesh.", ReplicationWarning, stacklevel=4)
 
@@ -282,7 +290,7 @@ class ForwardRecord:
     def record(self, plan: "Plan") -> None:
         """Note that ``plan``'s forward call made an output (plans without a mesh, with
         dealiasing, or of kind ``"c2r"`` have no inverse that looks here)."""
-        if plan.out_sharding is None or plan.padding or plan.kind == "c2r":
+        if plan.out_sharding is None or plan.dealiased or plan.kind == "c2r":
             return
         key = self._key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
                         plan.kinds)
@@ -303,7 +311,7 @@ FORWARDS = ForwardRecord()
 
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
-             n: int | None = None, spectrum: str = "numpy", padding=(),
+             n: int | None = None, spectrum: str = "numpy", dealiased=(),
              engine: str | None = None, fuse_exchanges: bool | str = "auto",
              kinds: tuple[str, ...] | None = None, orthogonalize: bool | None = None) -> Plan:
     """The cached plan for these arguments (made on first use)."""
@@ -311,10 +319,10 @@ def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
     kinds = None if kinds is None else tuple(kinds)
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
-           tuple(padding), engine, fuse_exchanges, kinds,
+           tuple(dealiased), engine, fuse_exchanges, kinds,
            None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
-                                                padding=tuple(padding), engine=engine,
+                                                dealiased=tuple(dealiased), engine=engine,
                                                 fuse_exchanges=fuse_exchanges, kinds=kinds,
                                                 orthogonalize=orthogonalize))

@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding
 from . import wisdom
 from .arguments import check_plan_kinds, check_tune
 from .core import layout_of_spec, plan_arguments
-from .grid import grid_axes, make_mesh
+from .grid import make_mesh, mesh_shape_of
 from .layout import Layout, default_layout
 from .plan import Plan, get_plan
 from .tuning import tune
@@ -112,26 +112,26 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     """
     kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
                                                   "plan")
-    shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
-                                                        spectrum, padding, "plan", kinds)
+    shape, dtype, axes, norm, dealiased = plan_arguments(shape, dtype, axes, norm, kind,
+                                                         spectrum, padding, "plan", kinds)
     check_tune(tune, "plan", in_sharding)
-    grid = grid_axes(mesh)
+    mesh_shape = mesh_shape_of(mesh)
     layout = None
     if in_sharding is not None:
-        layout = _layout_of_sharding(in_sharding, shape, mesh, grid)
+        layout = _layout_of_sharding(in_sharding, shape, mesh, mesh_shape)
     if tune is not None:
-        if mesh is not None and grid:
+        if mesh is not None and mesh_shape:
             mesh = _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, tune,
                                kinds, orthogonalize)
-            grid = grid_axes(mesh)
+            mesh_shape = mesh_shape_of(mesh)
     if layout is None:
-        layout = default_layout(shape, axes, grid)
+        layout = default_layout(shape, axes, mesh_shape)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
+                    dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
                     kinds=kinds, orthogonalize=orthogonalize)
 
 
-def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:
+def _layout_of_sharding(in_sharding, shape, mesh, mesh_shape) -> Layout:
     """The layout ``in_sharding`` (a NamedSharding or PartitionSpec) gives ``shape``."""
     if isinstance(in_sharding, NamedSharding):
         if mesh is not None and in_sharding.mesh.shape != mesh.shape:
@@ -140,7 +140,7 @@ def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:
     else:
         spec = in_sharding
     names = mesh.axis_names if mesh is not None else ()
-    return layout_of_spec(shape, spec, grid, names, "plan", even=True)
+    return layout_of_spec(shape, spec, mesh_shape, names, "plan", even=True)
 
 
 def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode, kinds, orthogonalize):
@@ -154,9 +154,9 @@ def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode, kinds, ort
         entry = wisdom.lookup(shape, dtype, kind, axes, norm, devices, **problem)
     if entry is None:
         return mesh
-    grid = tuple(entry["grid"])
+    dims = tuple(entry["grid"])
     types = {jax.sharding.AxisType.Explicit: "explicit", jax.sharding.AxisType.Auto: "auto"}
     axis_types = types.get(tuple(mesh.axis_types)[0], "explicit")
-    if tuple(s for s in mesh.devices.shape if s > 1) == tuple(s for s in grid if s > 1):
+    if tuple(s for s in mesh.devices.shape if s > 1) == tuple(s for s in dims if s > 1):
         return mesh
-    return make_mesh(grid, devices, axis_types=axis_types)
+    return make_mesh(dims, devices, axis_types=axis_types)

@@ -22,7 +22,7 @@ from jax.sharding import Mesh
 from . import wisdom
 from .arguments import check_plan_kinds
 from .core import plan_arguments
-from .grid import grid_axes, make_mesh
+from .grid import make_mesh, mesh_shape_of
 from .layout import default_layout
 from .plan import get_plan
 
@@ -114,10 +114,10 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     candidates = problem_candidates(len(devices), kind, spectra)
     host = random_input(shape, cdtype, kind)
 
-    def time_one(grid, spectrum):
-        mesh = make_mesh(grid, devices)
+    def time_one(dims, spectrum):
+        mesh = make_mesh(dims, devices)
         plan = get_plan(shape, cdtype, mesh, axes, norm,
-                        default_layout(shape, axes, grid_axes(mesh)), kind=kind,
+                        default_layout(shape, axes, mesh_shape_of(mesh)), kind=kind,
                         spectrum=spectrum, kinds=kinds, orthogonalize=orthogonalize)
         return plan, time_forward(plan, jax.device_put(host, plan.in_sharding), repeats)
 
@@ -144,9 +144,9 @@ def problem_name(kind: str, kinds) -> str:
 
 
 def problem_candidates(devices: int, kind: str, spectra) -> list[tuple[tuple[int, ...], str]]:
-    """``(grid, spectrum)`` pairs to time: every grid, each allowed spectrum layout."""
+    """``(dims, spectrum)`` pairs to time: every grid, each allowed spectrum layout."""
     spectra = tuple(spectra) if kind == "r2c" else ("numpy",)
-    return [(grid, spectrum) for grid in candidate_grids(devices) for spectrum in spectra]
+    return [(dims, spectrum) for dims in candidate_grids(devices) for spectrum in spectra]
 
 
 def random_input(shape, cdtype, kind: str) -> np.ndarray:
@@ -178,10 +178,10 @@ def time_forward(plan, x, repeats: int, sync=None) -> float:
 
 def time_candidates(candidates, time_one, budget_s: float, bar, key: str,
                     agree=lambda over: over):
-    """Time ``(grid, spectrum)`` candidates in order within ``budget_s`` and file the
-    fastest as wisdom under ``key``; returns its plan.
+    """Time ``(dims, spectrum)`` candidates (a grid's sizes, a spectrum layout) in order
+    within ``budget_s`` and file the fastest as wisdom under ``key``; returns its plan.
 
-    ``time_one(grid, spectrum)`` returns ``(plan, seconds)``. ``agree`` turns this
+    ``time_one(dims, spectrum)`` returns ``(plan, seconds)``. ``agree`` turns this
     process's "over budget" into a decision every process shares (MPI ranks must
     stop at the same candidate). At least one candidate is timed.
     """
@@ -189,19 +189,19 @@ def time_candidates(candidates, time_one, budget_s: float, bar, key: str,
     timings: dict[str, float] = {}
     best = None
     try:
-        for grid, spectrum in candidates:
+        for dims, spectrum in candidates:
             if timings and agree(time.perf_counter() - start > budget_s):
                 break
-            plan, t = time_one(grid, spectrum)
-            name = "x".join(map(str, grid)) + ("" if spectrum == "numpy" else f" {spectrum}")
+            plan, t = time_one(dims, spectrum)
+            name = "x".join(map(str, dims)) + ("" if spectrum == "numpy" else f" {spectrum}")
             timings[name] = t
             if best is None or t < best[0]:
-                best = (t, grid, spectrum, plan)
+                best = (t, dims, spectrum, plan)
             bar.step(f"{name}: {1e3 * t:.1f} ms")
     finally:
         bar.close()
-    t, grid, spectrum, plan = best
-    wisdom.record(key, {"grid": list(grid), "spectrum": spectrum, "time_s": t,
+    t, dims, spectrum, plan = best
+    wisdom.record(key, {"grid": list(dims), "spectrum": spectrum, "time_s": t,
                         "timings_s": timings, "jax": jax.__version__,
                         "tuned_in_s": time.perf_counter() - start})
     return plan

@@ -28,7 +28,7 @@ from .grid import ProcessGrid
 __all__ = ["MPIPlan", "get_plan", "mpi_layout", "clear_plan_cache", "plan_cache_info"]
 
 
-def mpi_layout(shape, axes, grid) -> Layout:
+def mpi_layout(shape, axes, mesh_shape) -> Layout:
     """The input layout of an MPI plan: the last transformed axis whole, the grid's
     first axis splitting the first transformed axis, its second the next.
 
@@ -40,14 +40,14 @@ def mpi_layout(shape, axes, grid) -> Layout:
     shape, axes = tuple(shape), tuple(axes)
     candidates = list(axes[:-1]) + [a for a in range(len(shape)) if a not in axes]
     split: list[str | None] = [None] * len(shape)
-    for mesh_axis, size in grid:
+    for mesh_axis, size in mesh_shape:
         free = [a for a in candidates if split[a] is None]
         pick = next((a for a in free if shape[a] % size == 0), None)
         if pick is None:
             pick = next((a for a in free if shape[a] >= size), None)
         if pick is not None:
             split[pick] = mesh_axis
-    return Layout(shape, tuple(split), tuple(grid), balanced=True)
+    return Layout(shape, tuple(split), tuple(mesh_shape), balanced=True)
 
 
 def _block_slices(layout: Layout, coords: dict) -> tuple[slice, ...]:
@@ -71,7 +71,7 @@ class MPIPlan(PlanCore):
 
     Attributes
     ----------
-    shape, dtype, axes, norm, kind, spectrum, padding
+    shape, dtype, axes, norm, kind, spectrum, dealiased
         As :class:`pfft.Plan` (the plan core's): ``shape`` is the global input of
         :meth:`forward` (real for ``kind="r2c"``; the finer grid for
         ``padding > 1``), ``dtype`` the dtype computed in (complex; real for an all
@@ -81,6 +81,8 @@ class MPIPlan(PlanCore):
         scipy's ``orthogonalize``, as :class:`pfft.Plan`'s.
     grid
         The :class:`~pfft.mpi.ProcessGrid` (with ``tune``, the one tuning chose).
+    mesh_shape
+        Its ``(name, size)`` pairs, as :attr:`pfft.Plan.mesh_shape`.
     chain
         The planner's :class:`~pfft.planner.Chain`; ``print(plan)`` lists it.
     in_shape, out_shape
@@ -110,14 +112,15 @@ class MPIPlan(PlanCore):
     EVEN_BLOCKS = False      # uneven blocks are fine for MPI ranks: no all-to-all to even up
 
     def __init__(self, shape, dtype, grid: ProcessGrid, axes, norm, in_layout: Layout, *,
-                 kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
+                 kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
                  fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.grid = grid
+        self.mesh_shape = grid.mesh_shape
         # a name ("auto", "native", "xla", or None for $PFFT_ENGINE / auto) or a module
         bound = (engine_for_plan(engine, jax.local_devices()[:1], fuse_exchanges)
                  if engine is None or isinstance(engine, str) else engine)
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=None,
-                         spectrum=spectrum, padding=padding, engine=bound,
+                         spectrum=spectrum, dealiased=dealiased, engine=bound,
                          transport=grid.transport, effects=grid.transport.effects(),
                          kinds=kinds, orthogonalize=orthogonalize)
         out = self.chain.out_layout
@@ -216,17 +219,17 @@ def clear_plan_cache() -> None:
 
 
 def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,
-             kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
+             kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
              fuse_exchanges: bool | str = "auto", kinds: tuple[str, ...] | None = None,
              orthogonalize: bool | None = None) -> MPIPlan:
     """The cached MPI plan for checked arguments (made on first use); ``layout``:
     the input's, by default :func:`mpi_layout`'s."""
-    layout = layout or mpi_layout(shape, axes, grid.grid)
+    layout = layout or mpi_layout(shape, axes, grid.mesh_shape)
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.mpi.plan")
     kinds = None if kinds is None else tuple(kinds)
-    key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(padding), engine,
+    key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(dealiased), engine,
            fuse_exchanges, kinds, None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: MPIPlan(
         shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-        padding=padding, engine=engine, fuse_exchanges=fuse_exchanges, kinds=kinds,
+        dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges, kinds=kinds,
         orthogonalize=orthogonalize))

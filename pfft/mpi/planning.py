@@ -93,20 +93,20 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
                         f"{type(grid).__name__}")
     kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
                                                   "pfft.mpi.plan")
-    shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
-                                                        spectrum, padding, "pfft.mpi.plan",
-                                                        kinds)
+    shape, dtype, axes, norm, dealiased = plan_arguments(shape, dtype, axes, norm, kind,
+                                                         spectrum, padding, "pfft.mpi.plan",
+                                                         kinds)
     check_tune(tune, "pfft.mpi.plan", in_sharding)
     layout = None
     if in_sharding is not None:
-        layout = replace(layout_of_spec(shape, in_sharding, grid.grid, grid.names,
+        layout = replace(layout_of_spec(shape, in_sharding, grid.mesh_shape, grid.names,
                                         "pfft.mpi.plan", even=False), balanced=True)
     if tune is not None:
         grid = _tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
                            spectrum=spectrum, mode=tune, kinds=kinds,
                            orthogonalize=orthogonalize)
     return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
+                    dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
                     kinds=kinds, orthogonalize=orthogonalize)
 
 

@@ -32,7 +32,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..api import device_put, fftn, ifftn, irfftn, rfftn
 from ..blocks import Blocks, blocks_of
-from ..grid import grid_axes
+from ..grid import mesh_shape_of
 from ..layout import default_layout
 from ..planning import plan as make_plan
 from ..sharding import is_tracer, mesh_of, place, spec_of
@@ -387,7 +387,7 @@ def _draw(shape, sharding):
 
 
 def _pencil_spec(shape, mesh) -> PartitionSpec:
-    return default_layout(shape, (0, 1, 2), grid_axes(mesh)).spec
+    return default_layout(shape, (0, 1, 2), mesh_shape_of(mesh)).spec
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
