@@ -68,6 +68,7 @@ from pfft.engines import native  # noqa: E402
 from pfft.engines import xla as xla_engine  # noqa: E402
 from pfft.engines.choice import PerStageEngine, engine_for_plan  # noqa: E402
 from pfft.grid import dims_create  # noqa: E402
+from pfft.interfaces import TransportCapabilities  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
 from pfft.planner import Chain  # noqa: E402
 from pfft.stages import Exchange, LocalFFT, RealFFT  # noqa: E402
@@ -142,7 +143,7 @@ class CopyTransport:
 
     Parameters
     ----------
-    grid
+    mesh_shape
         The plan's ``(mesh axis name, size)`` pairs: the sizes the collectives would
         have.
 
@@ -150,20 +151,18 @@ class CopyTransport:
     copies depend on and lists them.
     """
 
-    grid: tuple[tuple[str, int], ...]
+    mesh_shape: tuple[tuple[str, int], ...]
     _state: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    # the flags pfft.executor and pfft.pieces read: the all-to-all may cut and stack
-    # any axes (as the XLA transport's); no shifts or swaps, so never the pieces path
-    SPLITS = True
-    SHIFTS = False
-    SWAPS = False
-    GATHER_IS_INVARIANT = False
+    # what pfft.executor and pfft.pieces read (pfft.interfaces): the all-to-all may cut
+    # and stack any axes (as the XLA transport's); no shifts or swaps, so never the
+    # pieces path
+    capabilities = TransportCapabilities(splits=True)
 
     def size(self, mesh_axis) -> int:
         """Devices along ``mesh_axis`` (a name or a tuple of names)."""
         names = (mesh_axis,) if isinstance(mesh_axis, str) else tuple(mesh_axis)
-        sizes = dict(self.grid)
+        sizes = dict(self.mesh_shape)
         unknown = [m for m in names if m not in sizes]
         if unknown:
             raise ValueError(f"mesh axes {unknown} are not in the grid {sizes}")
@@ -346,15 +345,15 @@ def _build(case: Case, engine) -> None:
     if case.plan == "pencil" and case.grid[0] == 1:
         case.status = f"no pencil grid of {case.devices} devices"
         return
-    grid = tuple(zip(("x", "y"), case.grid))
+    mesh_shape = tuple(zip(("x", "y"), case.grid))
     shape = (case.n,) * 3
-    layout = default_layout(shape, (0, 1, 2), grid)
+    layout = default_layout(shape, (0, 1, 2), mesh_shape)
     if layout.unused_mesh_axes:
         case.status = f"not a {case.plan}: {case.n}³ cannot be cut over {case.grid}"
         return
     case.core = PlanCore(shape, np.complex64, (0, 1, 2), "backward", layout, kind=case.kind,
-                         n=None, spectrum="numpy", padding=(), engine=engine,
-                         transport=CopyTransport(grid))
+                         n=None, spectrum="numpy", dealiased=(), engine=engine,
+                         transport=CopyTransport(mesh_shape))
 
 
 def program(core: PlanCore, record: list | None = None):
@@ -661,7 +660,7 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
                    kind=c.kind, engine=c.engine, fft_engines=c.fft_engines, status=c.status or "ok")
         if c.core is not None:
             layout = c.core.chain.in_layout
-            names = [m for m, _ in layout.grid]
+            names = [m for m, _ in layout.mesh_shape]
             row["block_mib"] = math.prod(layout.local_shape) * c.in_dtype.itemsize / 2 ** 20
             ex = [st for st in c.core.chain.stages if isinstance(st, Exchange)]
             groups = [((st.mesh_axis,) if isinstance(st.mesh_axis, str) else st.mesh_axis)

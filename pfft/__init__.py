@@ -10,9 +10,11 @@ from .api import (device_put, fft, fft2, fftn, hfft, ifft, ifft2, ifftn, ihfft, 
 from .config import show_config
 from .grid import dims_create, make_mesh
 from .layout import Layout
-from .plan import Plan, clear_plan_cache, plan, plan_cache_info, set_plan_cache_size
+from .plan import Plan, clear_plan_cache, plan_cache_info, set_plan_cache_size
+from .planning import plan
 from .r2r import dctn, dstn, idctn, idstn
-from .tuning import forget_wisdom, load_wisdom, save_wisdom, tune
+from .tuning import tune
+from .wisdom import forget_wisdom, load_wisdom, save_wisdom
 from .toolkit import (fftfreq, fftshift, from_host, halo_exchange, halo_reduce, ifftshift,
                       rfftfreq, spectral, to_host)
 

@@ -12,9 +12,10 @@ import operator
 import jax
 import numpy as np
 
-__all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "complex_dtype", "normalize_axes",
+__all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "swapped_norm", "complex_dtype",
+           "normalize_axes",
            "normalize_s", "norm_scale", "check_plan_options", "check_shape", "check_cast",
-           "check_padding", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
+           "check_dealiasing", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
            "check_kinds", "check_plan_kinds", "r2r_dtype"]
 
 NORMS = ("backward", "ortho", "forward")
@@ -30,6 +31,14 @@ def check_norm(norm, where: str) -> str:
     if norm not in NORMS:
         raise ValueError(f"{where}: norm must be one of {NORMS} (or None), got {norm!r}")
     return norm
+
+
+def swapped_norm(norm: str) -> str:
+    """The norm that scales the opposite direction as ``norm`` scales this one
+    (``"backward"`` and ``"forward"`` swap, ``"ortho"`` stays): numpy's ``hfft`` and
+    ``ihfft`` run the other direction's transform with it, and an inverse DCT/DST is
+    the forward one of the transposed type with it (scipy's identity)."""
+    return {"backward": "forward", "forward": "backward"}.get(norm, norm)
 
 
 def norm_scale(norm: str, inverse: bool, n: int) -> float:
@@ -161,11 +170,12 @@ def check_plan_options(kind: str, spectrum: str, where: str) -> None:
                          f"transform's output is never padded)")
 
 
-def check_padding(padding, shape, axes, where: str):
-    """Dealiasing: the finer grid's shape and the spectral lengths kept per axis.
+def check_dealiasing(padding, shape, axes, where: str):
+    """A plan's dealiasing factor ``padding`` (its public name: the physical grid is the
+    spectral one padded by it): the finer grid's shape and the spectral lengths kept.
 
-    Returns ``(shape, spectral)`` where ``shape`` is the physical (finer) grid and
-    ``spectral`` the ``(axis, N)`` pairs whose spectrum is truncated to ``N``.
+    Returns ``(shape, dealiased)`` where ``shape`` is the physical (finer) grid and
+    ``dealiased`` the ``(axis, N)`` pairs whose spectrum is truncated to ``N``.
     """
     try:
         padding = float(padding)

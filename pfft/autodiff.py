@@ -21,7 +21,7 @@ The interface (implemented by :class:`pfft.core.Transform`, for both transports)
     t.is_real                    -> bool
     t.apply(block, variant)      -> traceable implementation on a local block
     t.out_type(aval, variant)    -> local shape and dtype of the result, and
-                                    (grid's mesh axes, mesh axes splitting the result)
+                                    (the plan's mesh axes, those splitting the result)
     t.batched(size)              -> the same map with a leading batch axis
     t.effects                    -> JAX effects its collectives carry
 """
@@ -83,13 +83,13 @@ def _abstract_eval(x, *, transform, variant):
 
 
 def _output_type(x, transform, variant):
-    shape, dtype, (grid, split) = transform.out_type(x, variant)
+    shape, dtype, (mesh_axes, split) = transform.out_type(x, variant)
     mat = x.manual_axis_type
     if _checking_vma():
         # inside shard_map the result varies over the mesh axes that split the output,
         # whatever the input varied over (an all-gathered axis makes it invariant, a
         # scattered one varying)
-        mat = mat.update(varying=(frozenset(mat.varying) - grid) | split)
+        mat = mat.update(varying=(frozenset(mat.varying) - mesh_axes) | split)
     # else (a shard_map with check_vma=False) every block is untyped, the result too
     return x.update(shape=shape, dtype=dtype, weak_type=False, manual_axis_type=mat)
 

@@ -8,14 +8,15 @@ import platform
 import sys
 from typing import TextIO
 
+from . import settings
 from .versions import jax_range_text
 
 __all__ = ["show_config", "config_text"]
 
 _PACKAGES = ("pfft", "jax", "jaxlib", "numpy", "mpi4py", "mpi4jax")
 _MPI4JAX_HINT = "pip install --no-build-isolation mpi4jax (docs/mpi.md#install)"
-_ENV = ("PFFT_ENGINE", "PFFT_KERNELS_DIR", "PFFT_NUM_THREADS", "PFFT_NO_PASS_PAIRS",
-        "PFFT_NO_IN_PLACE", "PFFT_NO_SWAPS", "PFFT_NO_HUGEPAGE_ADVICE", "XLA_FLAGS", "JAX_PLATFORMS")
+# JAX's variables that change what pfft runs on (pfft's own: pfft.settings)
+_JAX_ENV = ("XLA_FLAGS", "JAX_PLATFORMS")
 
 
 def _version(package: str) -> str:
@@ -54,7 +55,7 @@ def _engines() -> tuple[list[str], str | None]:
             cpu_path = detail
     lines.append("xla (lax.fft): available")
     backend = jax.default_backend()
-    name = (os.environ.get("PFFT_ENGINE") or "auto").lower()
+    name = settings.engine()
     if name == "auto":
         if backend == "cpu":
             auto = "native" if native.available("cpu") else "xla"
@@ -79,9 +80,21 @@ def config_text() -> str:
     engines, cpu_path = _engines()
     lines += ["engines:"] + [f"  {line}" for line in engines]
     lines.append(f"kernel library: {cpu_path or 'none (the CPU engine is xla)'}")
-    env = [f"{k}={os.environ[k]}" for k in _ENV if os.environ.get(k)]
-    lines.append("environment: " + (", ".join(env) if env else "none of " + ", ".join(_ENV)))
+    lines += ["settings (pfft.settings):"] + [f"  {line}" for line in _settings()]
+    env = [f"{k}={os.environ[k]}" for k in _JAX_ENV if os.environ.get(k)]
+    lines.append("jax environment: " + (", ".join(env) if env else
+                                        "none of " + ", ".join(_JAX_ENV)))
     return "\n".join(lines)
+
+
+def _settings() -> list[str]:
+    """Every pfft variable: those set with their values, then the others."""
+    set_ = settings.current()
+    lines = [f"{name}={value}" for name, value in set_.items()]
+    unset = [v.name for v in settings.VARIABLES if v.name not in set_]
+    if unset:
+        lines.append("unset: " + ", ".join(unset))
+    return lines
 
 
 def show_config(file: TextIO | None = None) -> None:

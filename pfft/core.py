@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
 
-from .arguments import (R2R_KINDS, check_norm, check_padding, check_plan_options, check_shape,
+from .arguments import (R2R_KINDS, check_dealiasing, check_norm, check_plan_options, check_shape,
                         complex_dtype, norm_scale, normalize_axes, r2r_dtype)
 from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .engines.choice import PerStageEngine
@@ -25,7 +26,7 @@ from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
 from .planner import Chain, build_chain
-from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
+from .stages import LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
            "r2r_frequencies"]
@@ -41,7 +42,7 @@ def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, 
 
     Returns
     -------
-    shape, dtype, axes, norm, spectral
+    shape, dtype, axes, norm, dealiased
         The physical (for ``padding > 1``, finer) global shape, the dtype computed in
         (complex; real for an all real-to-real plan of real data), the axes (numpy's
         rules: default all), the norm, and the ``(axis, N)`` spectral lengths kept by
@@ -60,16 +61,18 @@ def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, 
         raise TypeError(f"{where}: {str(err).removeprefix('pfft: ')}") from None
     axes = normalize_axes(axes, len(shape), where)
     norm = check_norm(norm, where)
-    shape, spectral = check_padding(padding, shape, axes, where)
-    if spectral and kinds is not None and any(k in R2R_KINDS for k in kinds):
+    shape, dealiased = check_dealiasing(padding, shape, axes, where)
+    if dealiased and kinds is not None and any(k in R2R_KINDS for k in kinds):
         raise ValueError(f"{where}: padding (dealiasing) is for Fourier axes; a plan with "
                          f"real-to-real kinds takes padding=1")
-    return shape, dtype, axes, norm, spectral
+    return shape, dtype, axes, norm, dealiased
 
 
-def layout_of_spec(shape, spec, grid, mesh_axes, where: str, *, even: bool) -> Layout:
+def layout_of_spec(shape, spec, mesh_shape, axis_names, where: str, *,
+                   even: bool) -> Layout:
     """The input layout a plan's ``in_sharding`` (a :class:`PartitionSpec`) gives
-    ``shape`` on ``grid`` (``even``: refuse uneven splits, as JAX arrays are never
+    ``shape`` over ``mesh_shape`` (``(name, size)`` pairs; ``axis_names``: all the
+    mesh's) (``even``: refuse uneven splits, as JAX arrays are never
     split unevenly; MPI blocks may be)."""
     from jax.sharding import PartitionSpec
 
@@ -77,12 +80,12 @@ def layout_of_spec(shape, spec, grid, mesh_axes, where: str, *, even: bool) -> L
         raise TypeError(f"{where}: in_sharding must be a NamedSharding or PartitionSpec, got "
                         f"{type(spec).__name__}")
     try:
-        layout = layout_from_spec(shape, spec, grid, mesh_axes, even=even)
+        layout = layout_from_spec(shape, spec, mesh_shape, axis_names, even=even)
     except ValueError as err:
         raise ValueError(f"{where}: in_sharding: {err}") from None
     if layout is None:
         raise ValueError(f"{where}: in_sharding {spec} splits shape {shape} unevenly over the "
-                         f"grid {dict(grid)}; JAX arrays are split evenly")
+                         f"grid {dict(mesh_shape)}; JAX arrays are split evenly")
     return layout
 
 
@@ -117,8 +120,9 @@ class Transform:
         dealiased forward rescales the finer grid's sums by (``N / M``).
     engine, transport
         The local FFT engine and the collectives (both hashable).
-    grid_axes
-        The mesh axes the plan distributes over (empty off ``shard_map``).
+    mesh_axes
+        The names of the mesh axes the plan distributes over (empty off
+        ``shard_map``).
     effects
         JAX effects the transport's collectives carry (mpi4jax's ordered effect).
     """
@@ -130,7 +134,7 @@ class Transform:
     dealias: float
     engine: Any
     transport: Any
-    grid_axes: frozenset = frozenset()
+    mesh_axes: frozenset = frozenset()
     effects: frozenset = frozenset()
 
     @property
@@ -159,16 +163,16 @@ class Transform:
                          engine=self.engine, transport=self.transport)
 
     def out_type(self, aval, variant: Variant):
-        """Local block shape and dtype of ``variant``'s output; the grid's mesh axes
+        """Local block shape and dtype of ``variant``'s output; the plan's mesh axes
         and those that split the output (what the block varies over)."""
         chain = self.chain_for(variant)
         want = (chain.in_layout.local_shape, boundary_dtype(chain, self.dtype, first=True))
         if (tuple(aval.shape), np.dtype(aval.dtype)) != want:
             raise ValueError(f"plan expects blocks {want[0]} {want[1]}, got "
                              f"{tuple(aval.shape)} {np.dtype(aval.dtype)}")
-        split = chain.out_layout.used_mesh_axes if self.grid_axes else frozenset()
+        split = chain.out_layout.used_mesh_axes if self.mesh_axes else frozenset()
         return (chain.out_layout.local_shape, boundary_dtype(chain, self.dtype, first=False),
-                (self.grid_axes, split))
+                (self.mesh_axes, split))
 
     def batched(self, size: int) -> "Transform":
         """The same map on a batch of ``size`` blocks stacked in a new leading axis."""
@@ -193,8 +197,9 @@ class PlanCore:
         (:func:`pfft.engines.r2r.scipy_op`).
     real_dtype
         Its real counterpart.
-    padding
-        ``{axis: N}``: the spectral lengths dealiasing keeps.
+    dealiased
+        ``{axis: N}``: the spectral lengths dealiasing keeps (``padding`` is its
+        deprecated name).
     spectral_shape
         The shape of the spectral grid (``shape`` with dealiased axes at ``N``).
     size
@@ -220,7 +225,7 @@ class PlanCore:
     EVEN_BLOCKS = True
 
     def __init__(self, shape, dtype, axes, norm, in_layout: Layout, *, kind: str, n: int | None,
-                 spectrum: str, padding, engine, transport, grid_axes=frozenset(),
+                 spectrum: str, dealiased, engine, transport, mesh_axes=frozenset(),
                  effects=frozenset(), kinds=None, orthogonalize=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
@@ -229,7 +234,7 @@ class PlanCore:
         self.norm = norm
         self.kind = kind
         self.spectrum = spectrum
-        self.padding = dict(padding)              # axis -> spectral length kept (dealiasing)
+        self.dealiased = dict(dealiased)          # axis -> spectral length kept
         self.engine = engine
         self.kinds = None if kinds is None else tuple(kinds)
         self.orthogonalize = orthogonalize
@@ -244,23 +249,30 @@ class PlanCore:
                           + tuple(a for a in self.axes if by_kind[a] == "rfft")
                           + tuple(self.r2r))
         self.chain: Chain = build_chain(
-            in_layout, chain_axes, kind=kind, n=n, spectral=self.padding or None,
+            in_layout, chain_axes, kind=kind, n=n, dealiased=self.dealiased or None,
             even_output=self.EVEN_BLOCKS and (spectrum == "numpy" or kind == "c2r"),
             r2r=tuple(self.r2r.items()))
         lengths = {a: self.shape[a] for a in self.axes if a not in self.r2r}
         real = self.chain.real_stage
         if real is not None:
             lengths[real.axis] = real.n
-        kept = {a: self.padding.get(a, n) for a, n in lengths.items()}
+        kept = {a: self.dealiased.get(a, n) for a, n in lengths.items()}
         # numpy's scaling for the spectral grid; the forward also rescales the sums
         # of the finer (padded) grid to the spectral grid's: (N / M) per axis
         self.spectral_shape = tuple(kept.get(a, n) for a, n in enumerate(self.shape))
         self.size = math.prod(kept.values())          # Fourier axes (r2r ones scale themselves)
         self.transform = Transform(self.chain, self.dtype, norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
-                                   engine, transport, frozenset(grid_axes), frozenset(effects))
+                                   engine, transport, frozenset(mesh_axes), frozenset(effects))
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
+
+    @property
+    def padding(self) -> dict[int, int]:
+        """Deprecated name of :attr:`dealiased`."""
+        warnings.warn("plan.padding is deprecated: use plan.dealiased (the spectral "
+                      "length dealiasing keeps per axis)", DeprecationWarning, stacklevel=2)
+        return self.dealiased
 
     @property
     def is_real(self) -> bool:
@@ -289,14 +301,18 @@ class PlanCore:
         Jittable and differentiable (``grad``, ``vjp``, ``jvp``, ``vmap``); the
         transport's plan says where the input and output live.
         """
-        return self._call(x, FORWARD)
+        return self.run(x, FORWARD)
 
     def backward(self, y):
         """numpy's ``ifftn`` (``irfftn``), the inverse of :meth:`forward`: the chain
         run backwards, :meth:`forward`'s output in, its input out."""
-        return self._call(y, BACKWARD)
+        return self.run(y, BACKWARD)
 
-    def _call(self, x, variant: Variant):
+    def run(self, x, variant: Variant):
+        """Run ``variant`` of the plan on ``x``: :meth:`forward` is ``run(x, FORWARD)``,
+        :meth:`backward` ``run(y, BACKWARD)``; an inverse transform may also run the
+        chain forwards with the inverse sign (``Variant(reverse=False,
+        inverse=True)``), from the layout its input is in (:mod:`pfft.inverse`)."""
         fn = self._jitted_for(variant)
         return fn(self._place(x, variant))
 
@@ -445,9 +461,9 @@ class PlanCore:
             extra += f", kinds={self.kinds}"
             if self.orthogonalize is not None:
                 extra += f", orthogonalize={self.orthogonalize}"
-        if self.padding:
+        if self.dealiased:
             extra += f", dealiased to {self.spectral_shape}"
-        extra += f", engine {getattr(self.engine, 'name', 'xla')}"
+        extra += f", engine {self.engine.name}"
         return (f"{name}({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                 f"norm={self.norm!r}{extra}, {grid})")
 

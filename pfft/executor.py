@@ -17,6 +17,8 @@ real transform (see :mod:`pfft.autodiff`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -70,7 +72,7 @@ def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
 
 
 def _fft(block: Block, axes, inverse: bool, engine, first: bool) -> None:
-    if engine.STRIDED:            # where the axes lie; the pending scale fused in
+    if engine.capabilities.strided:   # where the axes lie; the pending scale fused in
         pos = tuple(block.order.index(a) for a in axes)
         block.data = engine.fft(block.data, pos, inverse, scale=block.take_scale(),
                                 inplace=not first)
@@ -83,7 +85,7 @@ def _fft(block: Block, axes, inverse: bool, engine, first: bool) -> None:
 
 def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) -> None:
     """Real-to-complex or complex-to-real stage (``inverse`` flips the sign)."""
-    if not engine.STRIDED:
+    if not engine.capabilities.strided:
         block.permute(_order_for(block.order, st.axes, exact=True))
     data = block.data
     pos = tuple(block.order.index(a) for a in st.axes)
@@ -93,7 +95,7 @@ def _real_fft(block: Block, st: RealFFT, inverse: bool, weighted: bool, engine) 
         shape = [1] * data.ndim
         shape[pos[-1]] = w.size
         weights = jnp.asarray(w.reshape(shape), dtype=jnp.finfo(data.dtype).dtype)
-    if engine.STRIDED:
+    if engine.capabilities.strided:
         if st.to_complex:
             data = engine.rfft(data, pos, inverse=inverse, scale=block.take_scale())
             block.data = data if weights is None else data * weights
@@ -122,10 +124,10 @@ def _r2r(block: Block, st: LocalR2R, inverse: bool, engine) -> None:
     pending. By DUCC where the engine has it (native, CPU), in place along the axis;
     else through ``lax.fft`` (:mod:`pfft.engines.r2r`)."""
     op = st.op_for(inverse)
-    if getattr(engine, "R2R", False):
+    if engine.capabilities.r2r:
         block.data = engine.r2r(block.data, op, block.order.index(st.axis))
         return
-    if engine.STRIDED:            # numpy's order kept: the axis moves last and back
+    if engine.capabilities.strided:   # numpy's order kept: the axis moves last and back
         block.data = r2r_engine.apply(block.data, op, block.order.index(st.axis))
         return
     block.permute(_order_for(block.order, st.axes))
@@ -163,13 +165,6 @@ def _pad_axis(data: jax.Array, pos: int, length: int) -> jax.Array:
     pad = [(0, 0)] * data.ndim
     pad[pos] = (0, length - data.shape[pos])
     return jnp.pad(data, pad)
-
-
-def _next_fft(stages, i) -> LocalFFT | RealFFT | LocalR2R | None:
-    for stage in stages[i + 1:]:
-        if isinstance(stage, (LocalFFT, RealFFT, LocalR2R)):
-            return stage
-    return None
 
 
 def _cut(data: jax.Array, pos: int, p: int, balanced: bool) -> jax.Array:
@@ -216,7 +211,7 @@ def _exchange(block: Block, st: Exchange, shape, next_fft, transport,
     data = _cut(data, pos_s, p, balanced)                    # pad the axis to be split
     extent_g = gathered_extent(st, shape)
     uneven = balanced and extent_g % p != 0
-    if engine_strided and getattr(transport, "SPLITS", False) and not uneven:
+    if engine_strided and transport.capabilities.splits and not uneven:
         # the collective cuts s into chunks and stacks the received blocks along g
         # itself (XLA:CPU copies the chunks anyway): no pack, no unpack, order kept
         pos_g = block.order.index(g)
@@ -264,19 +259,150 @@ def _scatter(block: Block, st: Scatter, shape, transport, balanced: bool) -> Non
     block.data = lax.dynamic_slice_in_dim(data, start, chunk, axis=pos)
 
 
+@dataclass
+class _Run:
+    """One application of a chain to a block: what every step reads, and the logical
+    global shape so far (real stages and resizes change it)."""
+
+    stages: tuple
+    inverse: bool
+    weighted: bool
+    engine: object
+    transport: object
+    balanced: bool
+    shape: list
+    block_bytes: int          # the input block's: pfft.pieces decides by it
+    pieces: bool              # whether exchanges may move pieces (pfft.pieces.enabled)
+
+    def next(self, i: int):
+        """The stage after stage ``i`` (``None`` after the last)."""
+        return self.stages[i + 1] if i + 1 < len(self.stages) else None
+
+    def as_pieces(self, st) -> pieces_path.Send | None:
+        """How exchange ``st`` moves pieces (``None``: it does not, or is no exchange)."""
+        if not self.pieces:
+            return None
+        return pieces_path.as_pieces(st, self.engine, self.transport, self.block_bytes)
+
+    def assemble(self, block: Block) -> None:
+        """A block held as pieces as one array again, for a step that takes arrays."""
+        if isinstance(block.data, Pieces):
+            block.data = pieces_path.assemble(block.data, scale=block.take_scale(),
+                                              engine=self.engine, transport=self.transport)
+
+    def next_transform(self, i: int):
+        """The first local transform after stage ``i`` (``None`` if there is none)."""
+        return next((st for st in self.stages[i + 1:] if _STEPS[type(st)].transforms), None)
+
+
+def _local_transform(local):
+    """The step of a local transform stage: one kernel pass of :mod:`pfft.pieces` where
+    its input is pieces or the exchange after it moves pieces (FFT stages, and DCT/DST
+    stages where the engine runs them), else ``local(run, block, st, i)`` on an array."""
+    def step(run: _Run, block: Block, st, i: int) -> None:
+        send = run.as_pieces(run.next(i))
+        if run.pieces and pieces_path.fused(st, run.engine) and (
+                isinstance(block.data, Pieces) or send):
+            block.data = pieces_path.transform(
+                block.data, st, inverse=run.inverse, weighted=run.weighted,
+                scale=block.take_scale(), shape=run.shape, exchange=send,
+                engine=run.engine, transport=run.transport)
+            return
+        run.assemble(block)
+        local(run, block, st, i)
+    return step
+
+
+def _on_array(local):
+    """The step of a stage that runs on one array: pieces are assembled first."""
+    def step(run: _Run, block: Block, st, i: int) -> None:
+        run.assemble(block)
+        local(run, block, st, i)
+    return step
+
+
+def _exchange_step(run: _Run, block: Block, st: Exchange, i: int) -> None:
+    """An exchange: of pieces where :mod:`pfft.pieces` moves it so (packed first unless
+    the transform before wrote them), else one all-to-all with its reorders folded in."""
+    send = run.as_pieces(st)
+    if send:
+        if not pieces_path.ready_for(block.data, send):
+            block.data = pieces_path.pack(block.data, send, scale=block.take_scale(),
+                                          engine=run.engine, transport=run.transport)
+        block.data = pieces_path.exchange(block.data, send, gathered_extent(st, run.shape),
+                                          run.transport)
+        return
+    run.assemble(block)
+    _exchange(block, st, run.shape, run.next_transform(i), run.transport,
+              run.engine.capabilities.strided, run.balanced)
+
+
+def _set(axis_of, length_of):
+    """A change of the logical shape: ``shape[axis_of(st)] = length_of(st)``."""
+    def reshape(st, shape) -> None:
+        shape[axis_of(st)] = length_of(st)
+    return reshape
+
+
+class _Step(NamedTuple):
+    """The executor's rules for one kind of stage, all in one place.
+
+    ``run(run, block, st, i)`` applies stage ``st`` (number ``i``); ``reshape(st,
+    shape)`` updates the logical global shape after it; ``natural(st, shape,
+    inverse)``, for a transform the engine may scale by itself, gives the direction
+    and the points it scales by (:func:`_natural_scale`); ``transforms``: a local
+    transform (what the pack before it orders the block for)."""
+
+    run: Callable
+    reshape: Callable | None = None
+    natural: Callable | None = None
+    transforms: bool = False
+
+
+_STEPS: dict[type, _Step] = {
+    LocalFFT: _Step(
+        _local_transform(lambda run, block, st, i: _fft(block, st.axes, run.inverse,
+                                                        run.engine, first=(i == 0))),
+        natural=lambda st, shape, inverse: (inverse, math.prod(shape[a] for a in st.axes)),
+        transforms=True),
+    RealFFT: _Step(
+        _local_transform(lambda run, block, st, i: _real_fft(block, st, run.inverse,
+                                                             run.weighted, run.engine)),
+        reshape=_set(lambda st: st.axis, lambda st: st.half if st.to_complex else st.n),
+        # the real side's points, whichever side the stage starts from
+        natural=lambda st, shape, inverse: (not st.to_complex, math.prod(
+            st.n if a == st.axis else shape[a] for a in st.axes)),
+        transforms=True),
+    LocalR2R: _Step(
+        _local_transform(lambda run, block, st, i: _r2r(block, st, run.inverse, run.engine)),
+        transforms=True),
+    Resize: _Step(_on_array(lambda run, block, st, i: _resize_spectrum(block, st)),
+                  reshape=_set(lambda st: st.axis, lambda st: st.n_to)),
+    Exchange: _Step(_exchange_step),
+    Gather: _Step(_on_array(lambda run, block, st, i: _gather(
+        block, st, run.shape, run.transport, run.balanced))),
+    Scatter: _Step(_on_array(lambda run, block, st, i: _scatter(
+        block, st, run.shape, run.transport, run.balanced))),
+}
+
+
+def _step(st) -> _Step:
+    try:
+        return _STEPS[type(st)]
+    except KeyError:  # pragma: no cover - a defect: every stage kind has its step
+        raise TypeError(f"unknown stage {st!r}") from None
+
+
 def _natural_scale(chain: Chain, inverse: bool, engine) -> float:
     """The factor the engine's own transforms apply along ``chain``."""
     factor = 1.0
     shape = list(chain.in_layout.shape)
     for st in chain.stages:
-        if isinstance(st, LocalFFT):
-            factor *= engine.natural_scale(inverse, math.prod(shape[a] for a in st.axes))
-        elif isinstance(st, RealFFT):
-            shape[st.axis] = st.n
-            factor *= engine.natural_scale(not st.to_complex,
-                                           math.prod(shape[a] for a in st.axes))
-        elif isinstance(st, Resize) and not st.halved:
-            shape[st.axis] = st.n_to
+        rules = _step(st)
+        if rules.natural is not None:
+            factor *= engine.natural_scale(*rules.natural(st, shape, inverse))
+        if rules.reshape is not None:
+            rules.reshape(st, shape)
     return factor
 
 
@@ -286,69 +412,25 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
 
     ``scale`` multiplies the result; it is applied inside the first copy that the
     chain makes anyway (a pack, or the final reorder), not as a pass of its own.
-    ``weighted`` applies the transposed real stage's bin weights.
+    ``weighted`` applies the transposed real stage's bin weights. Each stage runs by
+    its kind's step (:data:`_STEPS`); where the engine and the transport allow,
+    exchanges move pieces the transforms pack and unpack (:mod:`pfft.pieces`), the
+    block in numpy's axis order throughout.
     """
-    shape = list(chain.in_layout.shape)       # logical global shape, updated by real stages
     block = Block(x, tuple(range(x.ndim)))
     block.scale = scale / _natural_scale(chain, inverse, engine)
-    stages = chain.stages
-    balanced = chain.in_layout.balanced
-    use_pieces = pieces_path.enabled(engine, transport)
-    if use_pieces and balanced:  # pragma: no cover - a defect: pieces are ceil-sized
+    run = _Run(tuple(chain.stages), inverse, weighted, engine, transport,
+               chain.in_layout.balanced, list(chain.in_layout.shape),
+               x.size * x.dtype.itemsize, pieces_path.enabled(engine, transport))
+    if run.pieces and run.balanced:  # pragma: no cover - a defect: pieces are ceil-sized
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
-    kw = dict(engine=engine, transport=transport)
-
-    def as_pieces(st):                  # how exchange st moves pieces (None: it does not)
-        return pieces_path.as_pieces(st, engine, transport, x.size * x.dtype.itemsize)
-
-    for i, st in enumerate(stages):
-        nxt = stages[i + 1] if i + 1 < len(stages) else None
-        if use_pieces:
-            # pfft.pieces: exchanges move pieces the FFTs pack and unpack;
-            # the block keeps numpy's axis order, as with any strided engine
-            if block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
-                raise RuntimeError(f"pieces path: block in axis order {block.order}")
-            # FFT stages, and DCT/DST stages by DUCC: one kernel pass reads and writes pieces
-            if pieces_path.fused(st, engine) and (isinstance(block.data, Pieces)
-                                                   or as_pieces(nxt)):
-                block.data = pieces_path.transform(
-                    block.data, st, inverse=inverse, weighted=weighted,
-                    scale=block.take_scale(), shape=shape,
-                    exchange=as_pieces(nxt), **kw)
-                if isinstance(st, RealFFT):
-                    shape[st.axis] = st.half if st.to_complex else st.n
-                continue
-            send = as_pieces(st)
-            if send:
-                if not pieces_path.ready_for(block.data, send):
-                    block.data = pieces_path.pack(block.data, send, scale=block.take_scale(),
-                                                  **kw)
-                block.data = pieces_path.exchange(block.data, send, gathered_extent(st, shape),
-                                                  transport)
-                continue
-            if isinstance(block.data, Pieces):
-                block.data = pieces_path.assemble(block.data, scale=block.take_scale(), **kw)
-        if isinstance(st, LocalFFT):
-            _fft(block, st.axes, inverse, engine, first=(i == 0))
-        elif isinstance(st, RealFFT):
-            _real_fft(block, st, inverse, weighted, engine)
-            shape[st.axis] = st.half if st.to_complex else st.n
-        elif isinstance(st, LocalR2R):
-            _r2r(block, st, inverse, engine)
-        elif isinstance(st, Resize):
-            _resize_spectrum(block, st)
-            shape[st.axis] = st.n_to
-        elif isinstance(st, Exchange):
-            _exchange(block, st, shape, _next_fft(stages, i), transport, engine.STRIDED,
-                      balanced)
-        elif isinstance(st, Gather):
-            _gather(block, st, shape, transport, balanced)
-        elif isinstance(st, Scatter):
-            _scatter(block, st, shape, transport, balanced)
-        else:  # pragma: no cover
-            raise TypeError(f"unknown stage {st!r}")
-    if isinstance(block.data, Pieces):
-        block.data = pieces_path.assemble(block.data, scale=block.take_scale(), engine=engine,
-                                          transport=transport)
+    for i, st in enumerate(run.stages):
+        if run.pieces and block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
+            raise RuntimeError(f"pieces path: block in axis order {block.order}")
+        rules = _step(st)
+        rules.run(run, block, st, i)
+        if rules.reshape is not None:
+            rules.reshape(st, run.shape)
+    run.assemble(block)
     block.permute(tuple(range(x.ndim)))
     return block._scaled()

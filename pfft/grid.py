@@ -1,10 +1,12 @@
-"""Device grids: building meshes and reading the grid a mesh describes.
+"""Device grids: building meshes, and reading the part of a mesh pfft distributes over.
 
-A *grid* is the part of a :class:`jax.sharding.Mesh` that pfft distributes over:
-its axes of size greater than one. Those that split transformed axes form the FFT
-grid (one for a slab, two for a pencil decomposition); any others shard batch axes.
-Axes of size one are ignored, so a ``1x4`` mesh is a slab over four devices and a
-``1x1`` mesh is a single device.
+A *grid* is the arrangement of the devices (``2x4``, or over MPI a
+:class:`pfft.mpi.ProcessGrid`); the *mesh shape* pfft reads from a
+:class:`jax.sharding.Mesh` (:func:`mesh_shape_of`) is its ``(name, size)`` pairs of the
+axes of size greater than one. Those that split transformed axes form the FFT grid
+(one for a slab, two for a pencil decomposition); any others shard batch axes. Axes
+of size one are ignored, so a ``1x4`` mesh is a slab over four devices and a ``1x1``
+mesh is a single device.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh
 
-__all__ = ["dims_create", "make_mesh", "grid_axes"]
+__all__ = ["dims_create", "make_mesh", "mesh_shape_of"]
 
 DEFAULT_AXIS_NAMES = {1: ("x",), 2: ("x", "y")}
 
@@ -106,8 +108,9 @@ def make_mesh(
                 axis_types=(kinds[axis_types],) * len(shape))
 
 
-def grid_axes(mesh: Mesh | None) -> tuple[tuple[str, int], ...]:
-    """The mesh axes pfft distributes over: ``(name, size)`` for sizes above one.
+def mesh_shape_of(mesh: Mesh | None) -> tuple[tuple[str, int], ...]:
+    """The mesh shape pfft distributes over: ``(name, size)`` of the mesh axes of sizes
+    above one (``()`` without a mesh).
 
     The mesh axes that split transformed axes form the FFT grid (one for a slab, two
     for a pencil, or several grouped on one array axis); any others shard batch axes,

@@ -18,6 +18,7 @@ points first and zeros after.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, replace
 from typing import Union
 
@@ -78,8 +79,9 @@ class Layout:
     split
         Per array axis, what splits it: ``None``, a mesh axis name, or a tuple of
         names (major first) for an axis split over several mesh axes.
-    grid
-        The grid's ``(mesh axis name, size)`` pairs (sizes above one).
+    mesh_shape
+        The ``(mesh axis name, size)`` pairs of the mesh axes it may split (sizes
+        above one: :func:`pfft.grid.mesh_shape_of`).
     balanced
         How uneven axes are cut (:func:`block_bounds`): balanced blocks (MPI plans)
         or ceil-sized ones (XLA plans). Even axes are cut the same either way.
@@ -95,7 +97,7 @@ class Layout:
 
     shape: tuple[int, ...]
     split: tuple[Split, ...]
-    grid: tuple[tuple[str, int], ...]
+    mesh_shape: tuple[tuple[str, int], ...]
     balanced: bool = False
 
     def __post_init__(self):
@@ -105,23 +107,30 @@ class Layout:
         used = [m for entry in self.split for m in names_of(entry)]
         if len(used) != len(set(used)):
             raise ValueError(f"layout: a mesh axis splits two array axes in {self.split}")
-        unknown = set(used) - {m for m, _ in self.grid}
+        unknown = set(used) - {m for m, _ in self.mesh_shape}
         if unknown:
-            raise ValueError(f"layout: {sorted(unknown)} are not axes of the grid "
-                             f"{dict(self.grid)}")
+            raise ValueError(f"layout: {sorted(unknown)} are not axes of the mesh "
+                             f"{dict(self.mesh_shape)}")
+
+    @property
+    def grid(self) -> tuple[tuple[str, int], ...]:
+        """Deprecated name of :attr:`mesh_shape`."""
+        warnings.warn("Layout.grid is deprecated: use Layout.mesh_shape (the same "
+                      "(mesh axis, size) pairs)", DeprecationWarning, stacklevel=2)
+        return self.mesh_shape
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
-    def grid_size(self, mesh_axes: Split) -> int:
+    def mesh_size(self, mesh_axes: Split) -> int:
         """Devices along a mesh axis (or the product over a tuple of them)."""
-        sizes = dict(self.grid)
+        sizes = dict(self.mesh_shape)
         return math.prod(sizes[m] for m in names_of(mesh_axes))
 
     def parts(self, axis: int) -> int:
         """How many devices split ``axis`` (1 when it is whole)."""
-        return self.grid_size(self.split[axis])
+        return self.mesh_size(self.split[axis])
 
     def local_size(self, axis: int) -> int:
         """Size of one device's block along ``axis`` (padded if uneven)."""
@@ -146,13 +155,6 @@ class Layout:
         axes = range(self.ndim) if axis is None else (axis,)
         return all(self.shape[a] % self.parts(a) == 0 for a in axes)
 
-    def axis_split_by(self, mesh_axis: str) -> int | None:
-        """The array axis that ``mesh_axis`` (one name) splits, or ``None``."""
-        for a, entry in enumerate(self.split):
-            if mesh_axis in names_of(entry):
-                return a
-        return None
-
     @property
     def used_mesh_axes(self) -> frozenset[str]:
         """The mesh axes splitting some array axis."""
@@ -161,7 +163,7 @@ class Layout:
     @property
     def unused_mesh_axes(self) -> tuple[str, ...]:
         """Grid axes splitting no array axis (the data is replicated over them)."""
-        return tuple(m for m, _ in self.grid if m not in self.used_mesh_axes)
+        return tuple(m for m, _ in self.mesh_shape if m not in self.used_mesh_axes)
 
     @property
     def local_axes(self) -> tuple[int, ...]:
@@ -192,7 +194,7 @@ class Layout:
     def name(self) -> str:
         """``'pencil local in axis k'``, ``'slab local in axes (j, k)'``, ..."""
         if not any(self.split):
-            return "replicated" if self.grid else "single block"
+            return "replicated" if self.mesh_shape else "single block"
         local = self.local_axes
         kind = "pencil" if sum(m is not None for m in self.split) >= 2 else "slab"
         if not local:
@@ -204,11 +206,11 @@ class Layout:
         return f"{self.spec} {self.name}, block {self.local_shape}"
 
 
-def default_layout(shape, axes, grid) -> Layout:
+def default_layout(shape, axes, mesh_shape) -> Layout:
     """The input layout pfft chooses for a transform over ``axes``.
 
     The last transformed axis stays whole (its FFT runs first, contiguously); the
-    grid's first mesh axis splits the first transformed axis, its second the next
+    first mesh axis of ``mesh_shape`` (``(name, size)`` pairs) splits the first transformed axis, its second the next
     (a *pencil*; with one mesh axis, a *slab*). A mesh axis goes to the next
     candidate it divides; batch axes come after the transformed ones. A mesh axis
     that divides no free candidate joins one already split (the axis is then split
@@ -223,13 +225,13 @@ def default_layout(shape, axes, grid) -> Layout:
     # a transform over a single axis (or of a 1-point last axis) can still be split
     # on the transformed axes: the plan exchanges them
     split: list[tuple[str, ...]] = [()] * len(shape)
-    sizes = dict(grid)
+    sizes = dict(mesh_shape)
     last = axes[-1]
 
     def divides(a: int, size: int) -> bool:   # axis a's mesh axes and one more divide it
         return shape[a] % (math.prod(sizes[m] for m in split[a]) * size) == 0
 
-    for mesh_axis, size in grid:
+    for mesh_axis, size in mesh_shape:
         # in order of preference: a whole candidate; a candidate (or the last axis)
         # already split, the mesh axis joining its group; the last transformed axis
         # itself, which the plan exchanges away before its FFT (worth it only where
@@ -241,15 +243,15 @@ def default_layout(shape, axes, grid) -> Layout:
         pick = next((a for a in choices if divides(a, size)), None)
         if pick is not None:
             split[pick] = split[pick] + (mesh_axis,)
-    return Layout(shape, tuple(split_entry(s) for s in split), tuple(grid))
+    return Layout(shape, tuple(split_entry(s) for s in split), tuple(mesh_shape))
 
 
-def layout_from_spec(shape, spec: PartitionSpec, grid, mesh_axes=None, *,
+def layout_from_spec(shape, spec: PartitionSpec, mesh_shape, axis_names=None, *,
                      even: bool = True) -> Layout | None:
     """The layout a :class:`PartitionSpec` describes, or ``None`` if it is uneven
     (and ``even``: an array that JAX holds is never split unevenly).
 
-    Each array axis may be split by any of the grid's mesh axes, alone or together
+    Each array axis may be split by any of the mesh axes, alone or together
     (``('x', 'y')``); mesh axes of size one are dropped.
 
     Parameters
@@ -258,10 +260,12 @@ def layout_from_spec(shape, spec: PartitionSpec, grid, mesh_axes=None, *,
         Global shape.
     spec
         The partition spec.
-    grid
-        The grid's ``(name, size)`` pairs (sizes above one).
-    mesh_axes
-        Every axis name of the mesh (sizes one included); default the grid's.
+    mesh_shape
+        The ``(name, size)`` pairs of the mesh axes a layout may split (sizes above
+        one: :func:`pfft.grid.mesh_shape_of`).
+    axis_names
+        Every axis name of the mesh (sizes one included); default those of
+        ``mesh_shape``.
 
     Raises
     ------
@@ -269,8 +273,8 @@ def layout_from_spec(shape, spec: PartitionSpec, grid, mesh_axes=None, *,
         If the spec names an axis the mesh does not have, uses a mesh axis twice, or
         has more entries than ``shape`` has axes (as :class:`NamedSharding` does).
     """
-    names = {m for m, _ in grid}
-    known = set(mesh_axes) if mesh_axes is not None else names
+    names = {m for m, _ in mesh_shape}
+    known = set(axis_names) if axis_names is not None else names
     if len(spec) > len(shape):
         raise ValueError(f"sharding {spec} has {len(spec)} entries but the array has "
                          f"only {len(shape)} axes")
@@ -286,5 +290,5 @@ def layout_from_spec(shape, spec: PartitionSpec, grid, mesh_axes=None, *,
         split.append(split_entry(m for m in entry if m in names))
     if len(seen) != len(set(seen)):
         raise ValueError(f"sharding {spec} uses a mesh axis more than once")
-    lay = Layout(tuple(shape), tuple(split), tuple(grid))
+    lay = Layout(tuple(shape), tuple(split), tuple(mesh_shape))
     return lay if lay.is_even() or not even else None

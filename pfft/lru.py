@@ -1,5 +1,5 @@
 """A small thread-safe LRU cache: the plan caches of :mod:`pfft.plan` and :mod:`pfft.mpi`,
-and :data:`pfft.plan.ORIGINS`."""
+and :data:`pfft.plan.FORWARDS`."""
 from __future__ import annotations
 
 import collections

@@ -15,8 +15,9 @@ transform stands next to an exchange (the end of a chain, a resize, a gather) on
 pass packs or unpacks instead.
 Every element is then read and written once per FFT and copied once per exchange.
 
-Used by :func:`pfft.executor.run_chain` when the engine can (``PIECES``: the native
-engine on CPU) and the transport can shift (``SHIFTS``: the XLA transport), for the
+Used by :func:`pfft.executor.run_chain` where the engine runs the pieces kernels and
+the transport can shift (their ``capabilities``, :mod:`pfft.interfaces`: the native
+engine on CPU, the XLA transport), for the
 exchanges :func:`as_pieces` picks: with ``fuse_exchanges="auto"`` every exchange where
 the transport swaps, else those whose blocks are large enough to pay for the extra
 collectives of shifts (:func:`shifts_pay`); the others run as one all-to-all between
@@ -25,10 +26,10 @@ the same FFTs. Blocks stay in numpy's axis order throughout.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
+from . import settings
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
@@ -40,7 +41,7 @@ __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_
 # 2-core machine, about what one whole all-to-all costs: `python -m
 # benchmarks.fixed_costs`), while the all-to-all pays two copy passes over the block
 # (its pack and unpack) that the pieces avoid. Measured with whole rfftn/irfftn plans,
-# the two settings alternated (docs/performance.md, session 12): over 8 devices shifts
+# the two settings alternated (docs/performance.md): over 8 devices shifts
 # lose at 128-256 KiB blocks and win from 1 MiB; over 4 they break even at 256-512 KiB.
 # Only for transports without swaps: a swap is one collective, like the all-to-all.
 SHIFT_BYTES = 80 * 1024
@@ -50,7 +51,7 @@ SHIFT_BYTES = 80 * 1024
 # devices on the 2-core machine), but inside whole 256³ plans (17-34 MiB blocks on 4
 # devices) it ran 4-17 % slower than the shifts, in part from its outputs' page faults
 # (1.02-1.09 with glibc's mmap threshold raised). Whole rfftn/irfftn plans, swaps
-# against shifts (`python -m benchmarks.switches`, docs/benchmarks.md, session 16):
+# against shifts (docs/performance.md):
 # 0.74-0.92 at 64³ on 4 devices (0.3-0.5 MiB blocks), 0.75-0.95 at 128³ on 8 (1-2
 # MiB), ties at 128³ on 4 (2 MiB). Over 2 devices a swap and a shift are one
 # collective each: shifts.
@@ -86,7 +87,7 @@ class Pieces:
 
 def enabled(engine, transport) -> bool:
     """Whether chains on ``engine`` over ``transport`` exchange pieces."""
-    return bool(getattr(engine, "PIECES", False) and getattr(transport, "SHIFTS", False))
+    return engine.capabilities.pieces and transport.capabilities.shifts
 
 
 def swaps(transport) -> bool:
@@ -94,7 +95,7 @@ def swaps(transport) -> bool:
     :func:`pfft.transports.swap.swap`) rather than ``p - 1`` cyclic shifts.
     ``$PFFT_NO_SWAPS``, read when a plan is traced, turns swaps off to measure them;
     the values are the same bits either way."""
-    return bool(getattr(transport, "SWAPS", False)) and not os.environ.get("PFFT_NO_SWAPS")
+    return transport.capabilities.swaps and settings.swaps()
 
 
 def swap_pays(st: Exchange, block_bytes: int) -> bool:
@@ -143,10 +144,10 @@ def as_pieces(st, engine, transport, block_bytes: int) -> Send | None:
 
 def fused(st, engine) -> bool:
     """Whether local stage ``st`` runs as a pass of the pieces kernel on ``engine``:
-    every FFT stage, and a DCT/DST stage where the engine runs them by DUCC."""
-    if isinstance(st, (LocalFFT, RealFFT)):
-        return True
-    return isinstance(st, LocalR2R) and bool(getattr(engine, "R2R", False))
+    every FFT stage, and a DCT/DST stage where the engine runs them by DUCC (the
+    kinds :func:`transform` has a pass for)."""
+    return type(st) in _TRANSFORMS and (not isinstance(st, LocalR2R)
+                                        or engine.capabilities.r2r)
 
 
 def _sides(data, out_shape, exchange: Send | None, transport):
@@ -212,8 +213,7 @@ def pairs_enabled(engine) -> bool:
     """Whether two passes in a row run as one kernel call (the engine has it, and
     ``$PFFT_NO_PASS_PAIRS`` is unset, read when a plan is traced: a switch to measure
     what pairing gains; the values agree to rounding either way)."""
-    return (hasattr(engine, "fft_pieces_pair") and getattr(engine, "PIECES", False)
-            and not os.environ.get("PFFT_NO_PASS_PAIRS"))
+    return engine.capabilities.pieces and settings.pass_pairs()
 
 
 def in_place_enabled(engine) -> bool:
@@ -221,8 +221,7 @@ def in_place_enabled(engine) -> bool:
     (:func:`pfft.engines.native.writes_in_place`): the engine has it, and
     ``$PFFT_NO_IN_PLACE`` is unset (read when a plan is traced: a switch to measure what
     it gains; the values are the same bits either way)."""
-    return (hasattr(engine, "writes_in_place") and getattr(engine, "PIECES", False)
-            and not os.environ.get("PFFT_NO_IN_PLACE"))
+    return engine.capabilities.pieces and settings.in_place()
 
 
 def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,
@@ -260,7 +259,7 @@ def _pairs_pay(data, first: int, second: int, exchange: Exchange | None, engine)
     cut = {data.axis if isinstance(data, Pieces) else None,
            exchange.scatter if exchange else None, first, second}
     subs = math.prod(d for a, d in enumerate(data.shape) if a not in cut)
-    return subs >= max(8, 2 * int(getattr(engine, "nthreads", 1) or 1))
+    return subs >= max(8, 2 * int(engine.nthreads or 1))
 
 
 def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
@@ -294,36 +293,61 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighte
     with the Hermitian bin weights of a transposed real transform fused in. A DCT/DST
     stage is one pass along its axis applying ``st.op_for(inverse)``, its scale times
     ``scale`` and its end-point weights fused in; complex data (a mixed plan's) goes
-    through it as real and imaginary parts.
+    through it as real and imaginary parts. Each kind of stage has its function here
+    (:data:`_TRANSFORMS`).
     """
+    return _TRANSFORMS[type(st)](data, st, inverse=inverse, weighted=weighted, scale=scale,
+                                 engine=engine, shape=shape, exchange=exchange,
+                                 transport=transport)
+
+
+def _r2r_stage(data, st: LocalR2R, *, inverse, weighted, scale, engine, shape, exchange,
+               transport):
+    """A DCT/DST stage: one pass along its axis."""
+    op = st.op_for(inverse)
+    return _kernel(data, st.axis, op.n, kind="r2r", exchange=exchange, out_len=op.n,
+                   inverse=inverse, scale=scale, op=op, engine=engine, transport=transport)
+
+
+def _fft_stage(data, st: LocalFFT, *, inverse, weighted, scale, engine, shape, exchange,
+               transport):
+    """A complex FFT stage over one or more axes."""
+    return _c2c(data, st.axes, inverse=inverse, scale=scale, shape=shape, exchange=exchange,
+                engine=engine, transport=transport)
+
+
+def _r2c_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, exchange,
+               transport):
+    """Real to complex: the halved axis first, then the stage's other axes (the one the
+    output is cut along in the same call where pairing pays)."""
     kw = dict(engine=engine, transport=transport)
-    if isinstance(st, LocalR2R):
-        op = st.op_for(inverse)
-        return _kernel(data, st.axis, op.n, kind="r2r", exchange=exchange, out_len=op.n,
-                       inverse=inverse, scale=scale, op=op, **kw)
-    if isinstance(st, LocalFFT):
-        return _c2c(data, st.axes, inverse=inverse, scale=scale, shape=shape,
-                    exchange=exchange, **kw)
     h, n, rest = st.axis, st.n, tuple(a for a in st.axes if a != st.axis)
+    w = st.transposed_weights() if weighted else None
     cut_out = exchange.scatter if exchange else None
-    if st.to_complex:
-        w = st.transposed_weights() if weighted else None
-        if cut_out in rest and _pairs_pay(data, h, cut_out, exchange, engine):
-            # the halved axis, then the cut axis, in one call
-            out = _pair(data, Pass("r2c", h, n, st.half, scale, w),
-                        Pass("c2c", cut_out, shape[cut_out], shape[cut_out]),
-                        exchange=exchange, inverse=inverse, **kw)
-            return _in_place(out, tuple(a for a in rest if a != cut_out), inverse, engine)
-        if cut_out in rest:             # halved axis to one array, then the cut axis
-            half = _kernel(data, h, n, kind="r2c", exchange=None, out_len=st.half,
-                           inverse=inverse, scale=scale, weights=w, **kw)
-            new = list(shape)
-            new[h] = st.half
-            return _c2c(half, rest, inverse=inverse, scale=1.0, shape=new,
-                        exchange=exchange, **kw)
+    if cut_out not in rest:
         out = _kernel(data, h, n, kind="r2c", exchange=exchange, out_len=st.half,
                       inverse=inverse, scale=scale, weights=w, **kw)
         return _in_place(out, rest, inverse, engine)
+    if _pairs_pay(data, h, cut_out, exchange, engine):
+        # the halved axis, then the cut axis, in one call
+        out = _pair(data, Pass("r2c", h, n, st.half, scale, w),
+                    Pass("c2c", cut_out, shape[cut_out], shape[cut_out]),
+                    exchange=exchange, inverse=inverse, **kw)
+        return _in_place(out, tuple(a for a in rest if a != cut_out), inverse, engine)
+    # the halved axis to one array, then the other axes, the cut one last
+    half = _kernel(data, h, n, kind="r2c", exchange=None, out_len=st.half,
+                   inverse=inverse, scale=scale, weights=w, **kw)
+    new = list(shape)
+    new[h] = st.half
+    return _c2c(half, rest, inverse=inverse, scale=1.0, shape=new, exchange=exchange, **kw)
+
+
+def _c2r_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, exchange,
+               transport):
+    """Complex to real: the stage's other axes first, the halved axis last (in one call
+    with the axis the input is cut along, or the last other one, where pairing pays)."""
+    kw = dict(engine=engine, transport=transport)
+    h, n, rest = st.axis, st.n, tuple(a for a in st.axes if a != st.axis)
     w = st.transposed_weights() if weighted else None
     cut_in = data.axis if isinstance(data, Pieces) else None
     f = cut_in if cut_in in rest else rest[-1] if rest else None
@@ -332,19 +356,23 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighte
         data = _in_place(data, tuple(a for a in rest if a != f), inverse, engine)
         return _pair(data, Pass("c2c", f, shape[f], shape[f], scale),
                      Pass("c2r", h, n, n, 1.0, w), exchange=exchange, inverse=inverse, **kw)
-    if rest:                            # complex axes first, into one array
-        if isinstance(data, Pieces) and data.axis != h:
-            data = _c2c(data, rest, inverse=inverse, scale=scale, shape=shape,
-                        exchange=None, **kw)
-        elif isinstance(data, Pieces):   # cut along the halved axis: the c2r reads it
-            data = _in_place(data, rest, inverse, engine)
-            return _kernel(data, h, n, kind="c2r", exchange=exchange, out_len=n,
-                           inverse=inverse, scale=scale, weights=w, **kw)
-        else:
-            data = engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale)
+    if rest and cut_in == h:            # cut along the halved axis: the c2r reads it
+        data = _in_place(data, rest, inverse, engine)
+    elif rest:                          # the complex axes first, into one array
+        data = (_c2c(data, rest, inverse=inverse, scale=scale, shape=shape, exchange=None,
+                     **kw) if isinstance(data, Pieces) else
+                engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale))
         scale = 1.0
     return _kernel(data, h, n, kind="c2r", exchange=exchange, out_len=n, inverse=inverse,
                    scale=scale, weights=w, **kw)
+
+
+def _real_stage(data, st: RealFFT, **kw):
+    return (_r2c_stage if st.to_complex else _c2r_stage)(data, st, **kw)
+
+
+# the pass (or passes) of each kind of local stage
+_TRANSFORMS = {LocalR2R: _r2r_stage, LocalFFT: _fft_stage, RealFFT: _real_stage}
 
 
 def ready_for(data, st: Send) -> bool:

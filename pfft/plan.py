@@ -1,39 +1,38 @@
 """Plans: a stage chain compiled for one shape, dtype, mesh and layout, and their cache.
 
-Plan once (cheap here, but compilation is not), execute many times: ``pfft.plan``
-returns the same :class:`Plan` object for the same arguments, and each plan holds
-its jitted functions, so a simulation's loop never replans nor retraces.
+Plan once (cheap here, but compilation is not), execute many times: :func:`get_plan`
+(behind ``pfft.plan``, :mod:`pfft.planning`, and every transform) returns the same
+:class:`Plan` object for the same arguments, and each plan holds its jitted
+functions, so a simulation's loop never replans nor retraces.
 """
 from __future__ import annotations
 
 import functools
 import math
-import os
 import warnings
 import weakref
-from typing import Callable, Sequence
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import (NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_plan_kinds,
-                        check_tune)
+from . import settings
+from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges
 from .autodiff import BACKWARD, FORWARD, Variant
-from .core import PlanCore, layout_of_spec, plan_arguments
+from .core import PlanCore
 from .engines.choice import engine_for_plan
-from .grid import grid_axes
 from .hlo import count_collectives
-from .layout import Layout, default_layout, names_of
+from .layout import Layout
 from .lru import LRUCache
 from .pieces import as_pieces
-from .sharding import is_tracer, place, spec_of
+from .sharding import is_tracer, place
 from .stages import Gather
 from .transports import xla as xla_transport
 
-__all__ = ["Plan", "plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
-           "NORMS", "SPECTRA", "ReplicationWarning", "ORIGINS"]
+__all__ = ["Plan", "get_plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
+           "NORMS", "SPECTRA", "ReplicationWarning", "ForwardRecord", "FORWARDS"]
 
 
 class ReplicationWarning(UserWarning):
@@ -61,8 +60,9 @@ class Plan(PlanCore):
         ``"padded"`` (real plans): the output stays in the pencil the chain ends in,
         each unevenly split axis (the halved one, and any the grid does not divide)
         zero-padded to a multiple of its devices (saves an all-to-all).
-    grid
-        ``(mesh axis, size)`` pairs the plan distributes over.
+    mesh_shape
+        ``(mesh axis, size)`` pairs the plan distributes over
+        (:func:`pfft.grid.mesh_shape_of`).
     chain
         The :class:`~pfft.planner.Chain` of stages; ``print(plan)`` lists them.
     in_sharding, out_sharding
@@ -72,7 +72,7 @@ class Plan(PlanCore):
         Global shapes of :meth:`forward`'s input and output (``out_shape`` is
         padded for ``spectrum="padded"``).
 
-    The rest (``padding``, ``spectral_shape``, ``wavenumbers``, ``k2``, ``kabs``,
+    The rest (``dealiased``, ``spectral_shape``, ``wavenumbers``, ``k2``, ``kabs``,
     ``trace_count``) is the plan core's, the same on MPI
     (:class:`pfft.core.PlanCore`).
 
@@ -85,16 +85,16 @@ class Plan(PlanCore):
 
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
-                 padding: tuple[tuple[int, int], ...] = (), engine: str = "auto",
+                 dealiased: tuple[tuple[int, int], ...] = (), engine: str = "auto",
                  fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.mesh = mesh
-        self.grid = in_layout.grid
+        self.mesh_shape = in_layout.mesh_shape
         devices = _devices_of(mesh)
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=n,
-                         spectrum=spectrum, padding=padding,
+                         spectrum=spectrum, dealiased=dealiased,
                          engine=engine_for_plan(engine, devices, fuse_exchanges),
                          transport=xla_transport,
-                         grid_axes=frozenset(m for m, _ in self.grid),
+                         mesh_axes=frozenset(m for m, _ in self.mesh_shape),
                          kinds=kinds, orthogonalize=orthogonalize)
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
@@ -104,12 +104,19 @@ class Plan(PlanCore):
         _warn_if_replicated(self)
 
     @property
+    def grid(self) -> tuple[tuple[str, int], ...]:
+        """Deprecated name of :attr:`mesh_shape`."""
+        warnings.warn("Plan.grid is deprecated: use Plan.mesh_shape (the same (mesh axis, "
+                      "size) pairs)", DeprecationWarning, stacklevel=2)
+        return self.mesh_shape
+
+    @property
     def _distributed(self) -> bool:
-        return self.mesh is not None and bool(self.grid)
+        return self.mesh is not None and bool(self.mesh_shape)
 
     # -- execution -------------------------------------------------------------------
     def forward(self, x):
-        ORIGINS.record(self)       # the inverses run this plan back on its output
+        FORWARDS.record(self)      # an inverse that cannot see its input's layout looks here
         return super().forward(x)
 
     forward.__doc__ = PlanCore.forward.__doc__
@@ -198,8 +205,8 @@ class Plan(PlanCore):
 
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
-        grid = "x".join(str(s) for _, s in self.grid) or "1"
-        names = ",".join(m for m, _ in self.grid)
+        grid = "x".join(str(s) for _, s in self.mesh_shape) or "1"
+        names = ",".join(m for m, _ in self.mesh_shape)
         head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
         return "\n".join([head] + self._stage_lines(self._as_pieces()))
 
@@ -228,7 +235,7 @@ def _warn_if_replicated(plan: "Plan") -> None:
     if idle or gathers:
         why = (f"mesh axes {list(idle)} split no axis" if idle else
                f"{len(gathers)} all-gather(s) (no even layout is left)")
-        warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.grid)} repeats "
+        warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.mesh_shape)} repeats "
                       f"work across devices: {why}. Give axes that the grid divides, or a "
                       f"smaller mesh.", ReplicationWarning, stacklevel=4)
 
@@ -249,233 +256,73 @@ def set_plan_cache_size(maxsize: int) -> None:
 
 
 def clear_plan_cache() -> None:
-    """Forget every cached plan (and which plan produced which output)."""
+    """Forget every cached plan (and which plan last produced which output)."""
     _CACHE.clear()
-    ORIGINS.clear()
+    FORWARDS.clear()
 
 
-class _Origins:
-    """Which forward transform last produced an output of a given shape, dtype, axes,
-    kinds and sharding: the plan an inverse should run backwards.
+class ForwardRecord:
+    """Which forward plan last produced an output of a given kind, shape, dtype, mesh,
+    axes and kinds: what an inverse transform assumes of its input where JAX hides the
+    input's layout (an Auto mesh inside ``jit``; :mod:`pfft.inverse`).
 
-    Several input layouts can end in the same output pencil (``P('x', 'y', None)`` and
-    ``P(None, 'y', 'x')`` may both end in ``P('y', None, 'x')``), and a padded
-    spectrum's shape does not say its real length. ``irfftn(rfftn(u))`` and
-    ``ifftn(fftn(u))`` must still give ``u``'s sharding back (a ``fori_loop`` carry
-    must keep its type) and a padded spectrum its real length, so every
-    :meth:`Plan.forward` call (eager or traced) records its plan here under its
-    output's description; the inverse transforms look it up. A forward call that the
-    API resized first (numpy's ``s``) also records where its input was
-    (:meth:`record_source`). Bounded, thread-safe, and holding plans weakly (an
-    evicted plan is not kept alive).
+    There the inverse cannot see where its input is, nor whether a real spectrum is
+    padded (a ``spectrum="padded"`` plan's, whose shape does not say its real
+    length): it takes the input to be what the plan recorded here last made (so
+    ``irfftn(plan.forward(u))`` gives ``u``'s shape back). Every :meth:`Plan.forward`
+    call, eager or traced, records its plan. Where the layout is visible the record
+    is not read: the inverse is then a function of its arguments alone. Bounded,
+    thread-safe, holding plans weakly (an evicted plan is not kept alive).
     """
 
     def __init__(self, maxsize: int = 256):
         self._refs = LRUCache(maxsize)          # key -> weakref.ref(plan)
 
     @staticmethod
-    def key(kind: str, shape, dtype, mesh, axes, spec, kinds) -> tuple:
-        """``kind``: the plan's (``"c2c"``, or ``"r2c"`` for either spectrum); ``spec``
-        is normalised (one tuple of mesh axis names per array axis)."""
-        spec = tuple(spec) + (None,) * (len(shape) - len(tuple(spec)))
+    def _key(kind: str, shape, dtype, mesh, axes, kinds) -> tuple:
+        """``kind``: the plan's (``"c2c"``, or ``"r2c"`` for either spectrum); a
+        concrete mesh counts as its abstract mesh (a plan made outside ``jit`` serves
+        an inverse traced inside it)."""
+        mesh = getattr(mesh, "abstract_mesh", mesh)
         return (kind, tuple(shape), np.dtype(dtype), mesh, tuple(axes),
-                tuple(names_of(e) for e in spec), None if kinds is None else tuple(kinds))
+                None if kinds is None else tuple(kinds))
 
     def record(self, plan: "Plan") -> None:
-        if plan.out_sharding is None or plan.padding or plan.kind == "c2r":
+        """Note that ``plan``'s forward call made an output (plans without a mesh, with
+        dealiasing, or of kind ``"c2r"`` have no inverse that looks here)."""
+        if plan.out_sharding is None or plan.dealiased or plan.kind == "c2r":
             return
-        key = self.key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
-                       plan.out_sharding.spec, plan.kinds)
+        key = self._key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
+                        plan.kinds)
         self._refs.put(key, weakref.ref(plan))
 
-    def lookup(self, kind: str, shape, dtype, mesh, axes, spec, kinds=None) -> "Plan | None":
+    def last(self, kind: str, shape, dtype, mesh, axes, kinds=None) -> "Plan | None":
         """The plan whose forward call last produced such an output, if it is alive."""
-        if spec is None or mesh is None:
+        if mesh is None:
             return None
-        ref = self._refs.get(self.key(kind, shape, dtype, mesh, axes, spec, kinds))
+        ref = self._refs.get(self._key(kind, shape, dtype, mesh, axes, kinds))
         return None if ref is None else ref()
-
-    def record_source(self, kind: str, y, mesh, axes, shape, spec, kinds=None) -> None:
-        """Note that the forward transform ``y`` was made from an array of ``shape`` in
-        ``spec`` that the API resized first (numpy's ``s``): the plan saw only the
-        resized array, so an inverse that resizes back places its result there."""
-        y_spec = spec_of(y)
-        if y_spec is None or spec is None or mesh is None:
-            return
-        key = ("source",) + self.key(kind, y.shape, y.dtype, mesh, axes, y_spec, kinds)
-        self._refs.put(key, (tuple(shape), spec))
-
-    def source(self, kind: str, shape, dtype, mesh, axes, spec, kinds=None):
-        """``(shape, spec)`` of the array a resizing forward call that produced such an
-        output started from (:meth:`record_source`), or ``None``."""
-        if spec is None or mesh is None:
-            return None
-        return self._refs.get(("source",) + self.key(kind, shape, dtype, mesh, axes, spec,
-                                                     kinds))
 
     def clear(self) -> None:
         self._refs.clear()
 
 
-ORIGINS = _Origins()
+FORWARDS = ForwardRecord()
 
 
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
-             n: int | None = None, spectrum: str = "numpy", padding=(),
+             n: int | None = None, spectrum: str = "numpy", dealiased=(),
              engine: str | None = None, fuse_exchanges: bool | str = "auto",
              kinds: tuple[str, ...] | None = None, orthogonalize: bool | None = None) -> Plan:
     """The cached plan for these arguments (made on first use)."""
-    engine = (engine or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    engine = (engine or settings.engine()).lower()
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
     kinds = None if kinds is None else tuple(kinds)
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
-           tuple(padding), engine, fuse_exchanges, kinds,
+           tuple(dealiased), engine, fuse_exchanges, kinds,
            None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
-                                                padding=tuple(padding), engine=engine,
+                                                dealiased=tuple(dealiased), engine=engine,
                                                 fuse_exchanges=fuse_exchanges, kinds=kinds,
                                                 orthogonalize=orthogonalize))
-
-
-def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
-         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
-         padding: float = 1.0, tune: str | None = None, engine: str | None = None,
-         fuse_exchanges: bool | str = "auto", kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None) -> Plan:
-    """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
-    (and its inverse) for arrays of one shape.
-
-    Parameters
-    ----------
-    shape
-        Global shape of the input (real for ``kind="r2c"``).
-    dtype
-        Input dtype; real dtypes are promoted to complex as numpy does (for
-        ``kind="r2c"``, the real dtype or its complex counterpart).
-    mesh
-        A 1-D or 2-D :class:`jax.sharding.Mesh` (see :func:`pfft.make_mesh`), or ``None``
-        for a single-device plan.
-    axes
-        Axes to transform; default all of them (as numpy). For
-        ``kind="r2c"`` the last of them is halved to ``n//2 + 1``.
-    norm
-        ``"backward"``, ``"ortho"`` or ``"forward"``, as in numpy.
-    in_sharding
-        A :class:`NamedSharding` or :class:`PartitionSpec` the input already has. By
-        default the plan picks its input pencil (the last transformed axis whole,
-        the grid splitting the others).
-    kind
-        ``"c2c"`` (:meth:`Plan.forward` is ``fftn``) or ``"r2c"`` (``rfftn``).
-    spectrum
-        ``"numpy"`` (default): the output has numpy's shape, evenly sharded.
-        ``"padded"`` (``kind="r2c"`` only): the spectrum stays in the pencil the
-        transform ends in, each unevenly split axis there (the halved one, and any
-        other the grid does not divide) zero-padded to a multiple of its devices:
-        one all-to-all fewer on a pencil grid.
-        :meth:`Plan.backward` and :func:`pfft.irfftn` take it back.
-    padding
-        Dealiasing factor (at least 1; ``1.5`` is the 3/2 rule). ``shape`` is then the
-        spectral grid ``N``; the plan's input (:attr:`Plan.in_shape`) is the finer
-        physical grid ``ceil(padding * N)`` along each transformed axis. The forward
-        transform keeps the lowest ``N`` frequencies of each axis (truncating each
-        axis right after its FFT, while it is local: nothing is gathered) and the
-        backward zero-pads them back. Scaling follows numpy's for the ``N`` grid, so
-        the spectrum of a band-limited field is the same as from ``N`` samples.
-    engine
-        Local FFT engine: ``"auto"`` (default, or ``$PFFT_ENGINE``): pfft's native
-        kernels on CPU where they are built (``make kernels``), else XLA's;
-        ``"native"`` or ``"xla"`` to force one; ``"cufft"`` is ``"native"`` on GPUs
-        (on CPUs it warns and chooses as ``"auto"``; see ``docs/engines.md``).
-    fuse_exchanges
-        On CPU with the native engine: let the FFT before an exchange write the pieces
-        it moves and the FFT after it read them where they land (one swap, XLA's tuple
-        all-to-all, per exchange: :mod:`pfft.pieces`). ``"auto"`` (default) does so
-        for every exchange; where JAX offers no swap (``p - 1`` collective permutes
-        instead), for those whose blocks are large enough to pay for the extra
-        collectives (every exchange over 2 devices; over ``p`` devices, blocks of at
-        least ``(p - 2) * 80 KiB``: :func:`pfft.pieces.shifts_pay`), running the
-        others as one all-to-all each; ``True`` fuses every exchange, ``False`` none.
-        The result is the same up to rounding. Part of the plan's cache key.
-    tune
-        ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
-        :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
-        there is such wisdom (saved with :func:`pfft.save_wisdom`, read with
-        :func:`pfft.load_wisdom`), else ``mesh``. ``"measure"``: the same, but tune now
-        when there is no wisdom yet. The plan's mesh then has that grid (same devices
-        and axis types); place inputs with ``plan.in_sharding``.
-
-    kinds
-        The transform along each axis of ``axes`` (default all axes), one of
-        ``"fft"``, ``"rfft"`` (at most one: the halved axis of a real plan, whose
-        other Fourier axes are complex FFTs), ``"dct1"`` ... ``"dct4"``,
-        ``"dst1"`` ... ``"dst4"`` (scipy's ``dct``/``dst`` of that type, with
-        ``norm``). ``None`` (default): every axis ``"fft"`` (``"rfft"`` on the last
-        for ``kind="r2c"``). :meth:`Plan.forward` is then each axis's transform,
-        :meth:`Plan.backward` its inverse (scipy's ``idct``/``idst``); a plan whose
-        axes are all real-to-real maps real arrays to real arrays (complex ones
-        part by part). ``wavenumbers()`` gives each axis its own (Fourier, cosine or
-        sine modes: :func:`pfft.core.r2r_frequencies`). See ``docs/r2r.md``.
-    orthogonalize
-        scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
-        "ortho"``).
-
-    Returns
-    -------
-    Plan
-        Cached: the same arguments return the same object.
-    """
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  "plan")
-    shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
-                                                        spectrum, padding, "plan", kinds)
-    check_tune(tune, "plan", in_sharding)
-    grid = grid_axes(mesh)
-    layout = None
-    if in_sharding is not None:
-        layout = _layout_of_sharding(in_sharding, shape, mesh, grid)
-    if tune is not None:
-        check_tune(tune, "plan", in_sharding)
-        if mesh is not None and grid:
-            mesh = _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, tune,
-                               kinds, orthogonalize)
-            grid = grid_axes(mesh)
-    if layout is None:
-        layout = default_layout(shape, axes, grid)
-    return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize)
-
-
-def _layout_of_sharding(in_sharding, shape, mesh, grid) -> Layout:
-    """The layout ``in_sharding`` (a NamedSharding or PartitionSpec) gives ``shape``."""
-    if isinstance(in_sharding, NamedSharding):
-        if mesh is not None and in_sharding.mesh.shape != mesh.shape:
-            raise ValueError("plan: in_sharding is on a different mesh than `mesh`")
-        spec = in_sharding.spec
-    else:
-        spec = in_sharding
-    names = mesh.axis_names if mesh is not None else ()
-    return layout_of_spec(shape, spec, grid, names, "plan", even=True)
-
-
-def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode, kinds, orthogonalize):
-    """``mesh``'s devices on the grid wisdom prefers (tuning first for ``"measure"``)."""
-    from . import tuning
-    from .grid import make_mesh
-
-    devices = list(mesh.devices.flat)
-    problem = dict(kinds=kinds, orthogonalize=orthogonalize)
-    entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, **problem)
-    if entry is None and mode == "measure":
-        tuning.tune(shape, dtype, devices, kind=kind, axes=axes, norm=norm,
-                    spectra=(spectrum,), **problem)
-        entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, **problem)
-    if entry is None:
-        return mesh
-    grid = tuple(entry["grid"])
-    types = {jax.sharding.AxisType.Explicit: "explicit", jax.sharding.AxisType.Auto: "auto"}
-    axis_types = types.get(tuple(mesh.axis_types)[0], "explicit")
-    if tuple(s for s in mesh.devices.shape if s > 1) == tuple(s for s in grid if s > 1):
-        return mesh
-    return make_mesh(grid, devices, axis_types=axis_types)

@@ -90,7 +90,7 @@ class Chain:
 
 def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
                 n: int | None = None, even_output: bool = True,
-                spectral: dict[int, int] | None = None, r2r=()) -> Chain:
+                dealiased: dict[int, int] | None = None, r2r=()) -> Chain:
     """Plan a transform over ``axes`` starting from ``in_layout``.
 
     Parameters
@@ -108,7 +108,7 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
     even_output
         Make every axis of the output evenly split (JAX can hold it). ``False``
         leaves the last pencil as it is, padded.
-    spectral
+    dealiased
         Dealiasing (``r2c``/``c2c``): per axis, the length of the spectrum to keep
         (smaller than the input's); each axis is truncated right after its FFT,
         while it is local. For the halved axis give the real length.
@@ -142,19 +142,19 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         raise ValueError(f"r2r axes {sorted(r2r)} are not all among the axes {axes}")
     if kind != "c2c" and all(a in r2r for a in axes):
         raise ValueError(f"kind {kind!r} needs an axis that is not real-to-real")
-    spectral_items = tuple(sorted((spectral or {}).items()))
+    dealiased_items = tuple(sorted((dealiased or {}).items()))
     # not cached here: plans are (pfft.plan's bounded cache holds them with their chains)
-    return _plan(in_layout, tuple(axes), kind, n, bool(even_output), spectral_items,
+    return _plan(in_layout, tuple(axes), kind, n, bool(even_output), dealiased_items,
                  tuple(r2r.items()))
 
 
 def _plan(in_layout: Layout, axes: tuple[int, ...], kind: str, n: int | None,
-          even_output: bool, spectral: tuple[tuple[int, int], ...],
+          even_output: bool, dealiased: tuple[tuple[int, int], ...],
           r2r: tuple) -> Chain:
     """:func:`build_chain` on checked arguments: the greedy walk, or the search's
     chain where the walk all-gathers, or where the input uses every mesh axis and the
     search needs fewer exchanges."""
-    rules = _Rules(axes, kind, n, dict(spectral), dict(r2r), in_layout)
+    rules = _Rules(axes, kind, n, dict(dealiased), dict(r2r), in_layout)
     chain = _greedy(in_layout, rules, even_output)
     if (any(isinstance(st, Gather) for st in chain.stages)
             or not in_layout.unused_mesh_axes):
@@ -170,10 +170,10 @@ class _Rules:
     (real kinds order their axes), and the local stages that transform them."""
 
     def __init__(self, axes: tuple[int, ...], kind: str, n: int | None,
-                 spectral: dict[int, int], r2r: dict, in_layout: Layout):
+                 dealiased: dict[int, int], r2r: dict, in_layout: Layout):
         self.axes = axes
         self.kind = kind
-        self.spectral = spectral
+        self.dealiased = dealiased
         self.r2r = r2r
         self.fourier = [a for a in axes if a not in r2r]
         self.real = self.fourier[-1] if kind != "c2c" else None
@@ -210,9 +210,9 @@ class _Rules:
                 layout = after(layout, stages[-1])
             else:
                 stages.append(LocalFFT(ready))
-            for a in (a for a in ready if a in self.spectral):   # dealiasing
-                want = (self.spectral[a] // 2 + 1 if a == real and self.kind == "r2c"
-                        else self.spectral[a])
+            for a in (a for a in ready if a in self.dealiased):
+                want = (self.dealiased[a] // 2 + 1 if a == real and self.kind == "r2c"
+                        else self.dealiased[a])
                 if want != layout.shape[a]:
                     stages.append(Resize(a, layout.shape[a], want, halved=(a == real)))
                     layout = after(layout, stages[-1])
@@ -235,7 +235,7 @@ def _initial_scatters(layout: Layout, axes, stages: list) -> Layout:
     keeps its slice (no communication), so no device repeats another's work."""
     order = [a for a in range(layout.ndim) if a not in axes] + list(axes[:-1]) + list(axes[-1:])
     for m in layout.unused_mesh_axes:
-        p = layout.grid_size(m)
+        p = layout.mesh_size(m)
         take = next((a for a in order if layout.split[a] is None and layout.shape[a] % p == 0),
                     None)
         if take is not None:
@@ -351,7 +351,7 @@ def _moves(layout: Layout):
         names = names_of(layout.split[g])
         for j in range(len(names)):           # move names[j:], keep names[:j]
             moved, keep = names[j:], names[:j]
-            size = layout.grid_size(moved)
+            size = layout.mesh_size(moved)
             for s in range(layout.ndim):
                 if s == g:
                     continue
@@ -364,17 +364,17 @@ def _moves(layout: Layout):
                                           or layout.shape[s] % (had * size) != 0):
                     continue
                 yield Exchange(split_entry(moved), size, g, s,
-                               gather_keep=layout.grid_size(keep), scatter_had=had)
+                               gather_keep=layout.mesh_size(keep), scatter_had=had)
     for m in layout.unused_mesh_axes:
         for a in layout.local_axes:
-            if layout.shape[a] >= layout.grid_size(m):
-                yield Scatter(m, layout.grid_size(m), a)
+            if layout.shape[a] >= layout.mesh_size(m):
+                yield Scatter(m, layout.mesh_size(m), a)
 
 
 def _move(layout: Layout, gather: int, scatter: int) -> Exchange:
     """The all-to-all moving ``gather``'s whole split onto the whole axis ``scatter``."""
     m = layout.split[gather]
-    return Exchange(m, layout.grid_size(m), gather, scatter)
+    return Exchange(m, layout.mesh_size(m), gather, scatter)
 
 
 def _merge(layout: Layout, pending, gather_only: bool = True) -> Stage | None:
@@ -393,7 +393,7 @@ def _merge(layout: Layout, pending, gather_only: bool = True) -> Stage | None:
         g, s = min(options, key=lambda gs: (layout.parts(gs[0]), abs(gs[0] - gs[1]),
                                             gs[1], gs[0]))
         m = layout.split[g]
-        return Exchange(m, layout.grid_size(m), g, s, scatter_had=layout.parts(s))
+        return Exchange(m, layout.mesh_size(m), g, s, scatter_had=layout.parts(s))
     if not gather_only:
         return None
     g = pending[0]

@@ -3,7 +3,8 @@
 
 Each is a thin wrapper, as :mod:`pfft.api`'s transforms are: check the arguments with
 scipy's meaning, fetch the cached plan (every transformed axis of one kind,
-``kinds=("dct2", ...)``) for the input's shape, dtype, mesh and layout, and run it.
+``kinds=("dct2", ...)``) for the input's shape, dtype, mesh and layout and run it (an
+inverse: the plan :mod:`pfft.inverse` chooses).
 The conventions (which type is which boundary condition, the wavenumbers) are in
 ``docs/r2r.md``; the transforms themselves in :mod:`pfft.engines.r2r`.
 """
@@ -16,19 +17,13 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .api import (_as_array, _back_to_source, _layout_of, _place_out, _prepare,
-                  _record_source, _resize, _runs_back)
-from .arguments import check_norm, check_orthogonalize, normalize_axes, r2r_dtype
-from .autodiff import BACKWARD
-from .grid import grid_axes
-from .layout import default_layout
-from .plan import ORIGINS, Plan, get_plan
-from .sharding import spec_of
+from .arguments import check_orthogonalize, normalize_axes, r2r_dtype
+from .inputs import as_array, prepare, resize, start_layout
+from .inverse import inverse as run_inverse
+from .plan import get_plan
+from .sharding import place_output
 
 __all__ = ["dctn", "idctn", "dstn", "idstn"]
-
-_SWAP_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-
 
 def _check_type(type, family: str, where: str) -> int:
     try:
@@ -70,7 +65,7 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
     t = _check_type(type, family, where)
     _check_extras(overwrite_x, workers, where)
     orth = check_orthogonalize(orthogonalize, where)
-    x = _as_array(x)
+    x = as_array(x)
     s, axes = _scalar_to_tuple(s), _scalar_to_tuple(axes)   # scipy takes one int for each
     if s is not None and x.ndim:
         # scipy's -1 in s: keep that axis's length
@@ -83,37 +78,16 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
         along = normalize_axes(axes, x.ndim, where, s)
         if len(along) == len(s):
             s = tuple(x.shape[a] if n == -1 else n for a, n in zip(along, s))
-    x, s, axes, norm, mesh = _prepare(x, s, axes, norm, mesh, where)
-    given, kinds = x, (f"{family}{t}",) * len(axes)
-    resized_from = (ORIGINS.source("c2c", x.shape, r2r_dtype(x.dtype), mesh, axes,
-                                   spec_of(x), kinds) if inverse else None)
-    x = _resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
-    dtype = r2r_dtype(x.dtype)
-    grid = grid_axes(mesh)
-    layout = _layout_of(x, mesh)
-
-    def plan_for(t, norm, layout) -> Plan:
-        return get_plan(x.shape, dtype, mesh, axes, norm, layout,
-                        kinds=(f"{family}{t}",) * len(axes), orthogonalize=orth)
-
-    if not inverse:
-        y = plan_for(t, norm, layout or default_layout(x.shape, axes, grid)).forward(x)
-        _record_source("c2c", y, given, x, mesh, axes, kinds)
-        return _place_out(y, out_sharding, mesh, where)
-    # the inverse: the forward plan that last made an output like x (else the one from
-    # the default layout) run backwards where x is where it leaves its output, so a
-    # round trip comes back in the input's sharding; else scipy's identity
-    # idct(type t, norm) = dct(type 2 <-> 3, backward <-> forward) from x's own layout
-    origin = None if layout is None else ORIGINS.lookup(
-        "c2c", x.shape, dtype, mesh, axes, spec_of(x), kinds)
-    forward = plan_for(t, norm, origin.chain.in_layout if origin is not None
-                       else default_layout(x.shape, axes, grid))
-    if _runs_back(forward, layout):
-        y = forward._call(x, BACKWARD)
+    x, s, axes, norm, mesh = prepare(x, s, axes, norm, mesh, where)
+    kinds = (f"{family}{t}",) * len(axes)
+    if inverse:
+        y = run_inverse(x, s, axes, norm, mesh, kinds=kinds, orthogonalize=orth,
+                        out_sharding=out_sharding)
     else:
-        y = plan_for({2: 3, 3: 2}.get(t, t), _SWAP_NORM[norm], layout).forward(x)
-    return _place_out(_back_to_source(y, resized_from, out_sharding, mesh), out_sharding,
-                      mesh, where)
+        x = resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
+        y = get_plan(x.shape, r2r_dtype(x.dtype), mesh, axes, norm,
+                     start_layout(x, axes, mesh), kinds=kinds, orthogonalize=orth).forward(x)
+    return place_output(y, out_sharding, mesh, where)
 
 
 _PARAMS = """
@@ -207,7 +181,8 @@ dctn.__doc__ = _doc(
     all-to-alls move the grid's split between axes, no all-gather. Differentiable
     (``grad``, ``vjp``, ``jvp``, ``vmap``): a gradient is one transposed transform in
     the same sharding. Round trip: :func:`idctn` of the result comes back in ``x``'s
-    sharding.
+    sharding (for ``x`` in the default layout, else with ``out_sharding``: the rule
+    of :func:`pfft.ifftn`).
 
     Examples
     --------

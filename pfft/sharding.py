@@ -5,7 +5,8 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-__all__ = ["is_tracer", "is_explicit", "place", "spec_of", "mesh_of"]
+__all__ = ["is_tracer", "is_explicit", "place", "place_output", "spec_of", "mesh_of",
+           "devices_of"]
 
 
 def is_tracer(x) -> bool:
@@ -93,6 +94,36 @@ def place(x, sharding: NamedSharding):
         x = _constrain(x, NamedSharding(sharding.mesh, _one_axis_of(sharding.spec,
                                                                    sharding.mesh)))
     return _constrain(x, sharding)
+
+
+def devices_of(mesh) -> frozenset | None:
+    """The devices of a concrete ``mesh``; ``None`` for an abstract one (inside ``jit``)."""
+    return None if isinstance(mesh, jax.sharding.AbstractMesh) else frozenset(mesh.devices.flat)
+
+
+def place_output(y, out_sharding, mesh, where: str):
+    """A public function's result ``y`` placed on its ``out_sharding=`` argument (a
+    ``NamedSharding``, or a ``PartitionSpec`` on ``mesh``); ``y`` as it is for ``None``.
+
+    Raises
+    ------
+    ValueError
+        A ``PartitionSpec`` without a mesh, or a sharding on another mesh shape or on
+        other devices than ``mesh``'s (``where`` names the function).
+    """
+    if out_sharding is None:
+        return y
+    if not isinstance(out_sharding, NamedSharding):
+        if mesh is None:
+            raise ValueError(f"{where}: out_sharding as a PartitionSpec needs a mesh")
+        out_sharding = NamedSharding(mesh, out_sharding)
+    if mesh is not None and (out_sharding.mesh.shape != mesh.shape or (
+            devices_of(out_sharding.mesh) not in (None, devices_of(mesh)) and
+            devices_of(mesh) is not None)):
+        raise ValueError(f"{where}: out_sharding is on a mesh {dict(out_sharding.mesh.shape)} "
+                         f"other than the transform's {dict(mesh.shape)} (or on other "
+                         f"devices); give a sharding on the same mesh")
+    return place(y, out_sharding)
 
 
 def _constrain(x, sharding: NamedSharding):

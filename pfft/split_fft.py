@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -41,7 +40,8 @@ from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
 from .arguments import complex_dtype
-from .grid import grid_axes
+from .blocks import blocks_of
+from .grid import mesh_shape_of
 from .layout import default_layout, layout_from_spec, names_of, split_entry
 from .planner import build_chain
 from .sharding import is_explicit, is_tracer, mesh_of, place, spec_of
@@ -72,29 +72,29 @@ def split_spec(x, axis: int, mesh) -> PartitionSpec | None:
     assumes instead the axis split over the whole grid, which costs at worst a local
     slice where the array was in fact replicated.
     """
-    if mesh is None or not grid_axes(mesh) or isinstance(x, np.ndarray):
+    if mesh is None or not mesh_shape_of(mesh) or isinstance(x, np.ndarray):
         return None
-    grid = grid_axes(mesh)
+    mesh_shape = mesh_shape_of(mesh)
     spec, x_mesh = spec_of(x), mesh_of(x)
     if spec is None or x_mesh is None:
-        if not is_tracer(x) or default_layout(x.shape, (axis,), grid).used_mesh_axes:
+        if not is_tracer(x) or default_layout(x.shape, (axis,), mesh_shape).used_mesh_axes:
             return None
-        spec = PartitionSpec(*[None] * axis, split_entry(tuple(m for m, _ in grid)))
+        spec = PartitionSpec(*[None] * axis, split_entry(tuple(m for m, _ in mesh_shape)))
     elif x_mesh.shape != mesh.shape:
         return None
     entry = spec[axis] if axis < len(spec) else None
     p = math.prod(dict(mesh.shape)[m] for m in names_of(entry))
     if p < 2 or x.shape[axis] >= 2**31 or factors(x.shape[axis], p) is None:
         return None
-    return spec if _plan_gathers(tuple(x.shape), spec, grid, tuple(mesh.axis_names), axis) \
+    return spec if _plan_gathers(tuple(x.shape), spec, mesh_shape, tuple(mesh.axis_names), axis) \
         else None
 
 
 @functools.lru_cache(maxsize=256)
-def _plan_gathers(shape, spec, grid, mesh_axes, axis: int) -> bool:
+def _plan_gathers(shape, spec, mesh_shape, axis_names, axis: int) -> bool:
     """Whether the plan of a 1-D transform along ``axis`` from ``spec`` all-gathers it
     (cached: eager calls in a loop do not replan)."""
-    chain = build_chain(layout_from_spec(shape, spec, grid, mesh_axes), (axis,))
+    chain = build_chain(layout_from_spec(shape, spec, mesh_shape, axis_names), (axis,))
     return any(isinstance(st, Gather) and st.axis == axis for st in chain.stages)
 
 
@@ -138,7 +138,6 @@ def split_axis_fft(x, axis: int, *, inverse: bool, scale: float, mesh,
     Other axes may be split too; they are carried along as batch axes. ``where``
     names the public function in error messages.
     """
-    from .toolkit._blocks import blocks_of   # the toolkit imports pfft.api, which imports this
     x, blocks = blocks_of(x, mesh, spec, where=where)
     names, p = blocks.split[axis], blocks.parts[axis]
     n1, n2 = factors(x.shape[axis], p)

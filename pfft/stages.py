@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .engines.hermitian import bin_weights
 from .engines.r2r import R2R
 from .layout import Split
 
@@ -57,15 +58,10 @@ class RealFFT:
     def transposed_weights(self) -> np.ndarray:
         """Per-bin weights of this stage transposed (the ``n//2 + 1`` stored bins).
 
-        The stored bins stand for two each, except the zero bin and, for even ``n``,
-        the Nyquist bin: after a real-to-complex transform the interior bins are
-        doubled; before a complex-to-real one they are halved.
+        After a real-to-complex transform the interior bins are doubled; before a
+        complex-to-real one they are halved (:mod:`pfft.engines.hermitian`).
         """
-        w = np.full(self.half, 2.0 if self.to_complex else 0.5)
-        w[0] = 1.0
-        if self.n % 2 == 0:
-            w[-1] = 1.0
-        return w
+        return bin_weights(self.n, 2.0 if self.to_complex else 0.5)
 
     def __str__(self) -> str:
         name, (a, b) = (("rfft", (self.n, self.half)) if self.to_complex

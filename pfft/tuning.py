@@ -1,19 +1,17 @@
-"""Plan tuning and wisdom, in FFTW's vocabulary.
+"""Plan tuning, in FFTW's vocabulary.
 
 :func:`tune` times the candidate plans for one problem (every slab and pencil grid
 the devices allow, both real-transform spectrum layouts where allowed) within a time
-budget, with a progress bar, and returns the fastest. Each result is kept as
-*wisdom*, keyed by shape, dtype, kind, axes, norm, device kind and device count;
-:func:`save_wisdom`/:func:`load_wisdom` write and read it as JSON, and
-``pfft.plan(..., tune="wisdom")`` reuses it without timing again.
+budget, with a progress bar, and returns the fastest. Each result is filed as
+*wisdom* (:mod:`pfft.wisdom`, keyed by shape, dtype, kind, axes, norm, device kind
+and device count), which ``pfft.plan(..., tune="wisdom")`` reuses without timing
+again. The candidate loop, the timing and the progress bar serve
+:func:`pfft.mpi.tune` too.
 """
 from __future__ import annotations
 
-import json
-import math
 import statistics
 import sys
-import threading
 import time
 from typing import Sequence
 
@@ -21,35 +19,15 @@ import jax
 import numpy as np
 from jax.sharding import Mesh
 
-from .grid import make_mesh
+from . import wisdom
+from .arguments import check_plan_kinds
+from .core import plan_arguments
+from .grid import make_mesh, mesh_shape_of
+from .layout import default_layout
+from .plan import get_plan
 
-__all__ = ["tune", "save_wisdom", "load_wisdom", "forget_wisdom", "wisdom", "wisdom_key",
-           "candidate_grids", "lookup", "time_candidates", "time_forward"]
-
-_WISDOM: dict[str, dict] = {}
-_LOCK = threading.Lock()
-WISDOM_VERSION = 1
-
-
-def wisdom_key(shape, dtype, kind: str, axes, norm: str, devices,
-               transport: str = "xla", *, kinds=None, orthogonalize=None) -> str:
-    """The key a tuning result is filed under (a readable string, stable across runs).
-
-    ``transport``: ``"xla"`` (one process's devices) or ``"mpi"`` (one rank per
-    device, :func:`pfft.mpi.tune`); the best grid can differ between them. ``kinds``
-    and ``orthogonalize``: a real-to-real or mixed plan's (checked), part of the key
-    only where given, so older wisdom keeps its keys.
-    """
-    devices = list(devices)
-    key = {"shape": [int(n) for n in shape], "dtype": np.dtype(dtype).name,
-           "kind": kind, "axes": [int(a) for a in axes], "norm": norm,
-           "device_kind": devices[0].device_kind, "devices": len(devices)}
-    if transport != "xla":
-        key["transport"] = transport
-    if kinds is not None:
-        key["kinds"] = list(kinds)
-        key["orthogonalize"] = orthogonalize
-    return json.dumps(key, sort_keys=True)
+__all__ = ["tune", "candidate_grids", "time_candidates", "time_forward", "problem_arguments",
+           "problem_candidates", "problem_name", "random_input", "check_budget", "Progress"]
 
 
 def candidate_grids(n: int) -> list[tuple[int, ...]]:
@@ -129,8 +107,6 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     Plan
         The fastest plan; its timings are kept as wisdom (see :func:`save_wisdom`).
     """
-    from .plan import plan as make_plan
-
     devices = _devices_of(devices_or_mesh)
     shape, cdtype, axes, norm, kinds, kind, orthogonalize = problem_arguments(
         shape, dtype, axes, norm, kind, kinds, orthogonalize, "tune")
@@ -138,25 +114,23 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     candidates = problem_candidates(len(devices), kind, spectra)
     host = random_input(shape, cdtype, kind)
 
-    def time_one(grid, spectrum):
-        plan = make_plan(shape, cdtype, make_mesh(grid, devices), axes=axes, norm=norm,
-                         kind=kind, spectrum=spectrum, kinds=kinds,
-                         orthogonalize=orthogonalize)
+    def time_one(dims, spectrum):
+        mesh = make_mesh(dims, devices)
+        plan = get_plan(shape, cdtype, mesh, axes, norm,
+                        default_layout(shape, axes, mesh_shape_of(mesh)), kind=kind,
+                        spectrum=spectrum, kinds=kinds, orthogonalize=orthogonalize)
         return plan, time_forward(plan, jax.device_put(host, plan.in_sharding), repeats)
 
     title = f"pfft.tune {shape} {cdtype.name} {problem_name(kind, kinds)}"
     return time_candidates(candidates, time_one, budget_s,
                            Progress(len(candidates), progress, title),
-                           key=wisdom_key(shape, cdtype, kind, axes, norm, devices,
-                                          kinds=kinds, orthogonalize=orthogonalize))
+                           key=wisdom.wisdom_key(shape, cdtype, kind, axes, norm, devices,
+                                                 kinds=kinds, orthogonalize=orthogonalize))
 
 
 def problem_arguments(shape, dtype, axes, norm, kind, kinds, orthogonalize, where: str):
     """A tuning problem's arguments, checked as :func:`pfft.plan` checks them: the
     shape, the dtype computed in, axes, norm, kinds, kind and orthogonalize."""
-    from .arguments import check_plan_kinds
-    from .core import plan_arguments
-
     kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
                                                   where)
     shape, dtype, axes, norm, _ = plan_arguments(shape, dtype, axes, norm, kind, "numpy", 1.0,
@@ -170,9 +144,9 @@ def problem_name(kind: str, kinds) -> str:
 
 
 def problem_candidates(devices: int, kind: str, spectra) -> list[tuple[tuple[int, ...], str]]:
-    """``(grid, spectrum)`` pairs to time: every grid, each allowed spectrum layout."""
+    """``(dims, spectrum)`` pairs to time: every grid, each allowed spectrum layout."""
     spectra = tuple(spectra) if kind == "r2c" else ("numpy",)
-    return [(grid, spectrum) for grid in candidate_grids(devices) for spectrum in spectra]
+    return [(dims, spectrum) for dims in candidate_grids(devices) for spectrum in spectra]
 
 
 def random_input(shape, cdtype, kind: str) -> np.ndarray:
@@ -204,10 +178,10 @@ def time_forward(plan, x, repeats: int, sync=None) -> float:
 
 def time_candidates(candidates, time_one, budget_s: float, bar, key: str,
                     agree=lambda over: over):
-    """Time ``(grid, spectrum)`` candidates in order within ``budget_s`` and file the
-    fastest as wisdom under ``key``; returns its plan.
+    """Time ``(dims, spectrum)`` candidates (a grid's sizes, a spectrum layout) in order
+    within ``budget_s`` and file the fastest as wisdom under ``key``; returns its plan.
 
-    ``time_one(grid, spectrum)`` returns ``(plan, seconds)``. ``agree`` turns this
+    ``time_one(dims, spectrum)`` returns ``(plan, seconds)``. ``agree`` turns this
     process's "over budget" into a decision every process shares (MPI ranks must
     stop at the same candidate). At least one candidate is timed.
     """
@@ -215,76 +189,19 @@ def time_candidates(candidates, time_one, budget_s: float, bar, key: str,
     timings: dict[str, float] = {}
     best = None
     try:
-        for grid, spectrum in candidates:
+        for dims, spectrum in candidates:
             if timings and agree(time.perf_counter() - start > budget_s):
                 break
-            plan, t = time_one(grid, spectrum)
-            name = "x".join(map(str, grid)) + ("" if spectrum == "numpy" else f" {spectrum}")
+            plan, t = time_one(dims, spectrum)
+            name = "x".join(map(str, dims)) + ("" if spectrum == "numpy" else f" {spectrum}")
             timings[name] = t
             if best is None or t < best[0]:
-                best = (t, grid, spectrum, plan)
+                best = (t, dims, spectrum, plan)
             bar.step(f"{name}: {1e3 * t:.1f} ms")
     finally:
         bar.close()
-    t, grid, spectrum, plan = best
-    with _LOCK:
-        _WISDOM[key] = {"grid": list(grid), "spectrum": spectrum, "time_s": t,
+    t, dims, spectrum, plan = best
+    wisdom.record(key, {"grid": list(dims), "spectrum": spectrum, "time_s": t,
                         "timings_s": timings, "jax": jax.__version__,
-                        "tuned_in_s": time.perf_counter() - start}
+                        "tuned_in_s": time.perf_counter() - start})
     return plan
-
-
-def wisdom() -> dict[str, dict]:
-    """A copy of the wisdom gathered so far (key -> best grid, spectrum and timings)."""
-    with _LOCK:
-        return json.loads(json.dumps(_WISDOM))
-
-
-def lookup(shape, dtype, kind, axes, norm, devices, transport: str = "xla", *, kinds=None,
-           orthogonalize=None) -> dict | None:
-    """The wisdom entry for this problem on these devices, or ``None``."""
-    key = wisdom_key(shape, dtype, kind, axes, norm, devices, transport, kinds=kinds,
-                     orthogonalize=orthogonalize)
-    with _LOCK:
-        entry = _WISDOM.get(key)
-    return None if entry is None else dict(entry)
-
-
-def save_wisdom(path) -> None:
-    """Write the wisdom to ``path`` as JSON."""
-    with _LOCK:
-        data = {"pfft_wisdom": WISDOM_VERSION, "entries": _WISDOM}
-        text = json.dumps(data, indent=1, sort_keys=True)
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def load_wisdom(path) -> int:
-    """Add the wisdom saved in ``path`` (entries there replace ones here).
-
-    Returns
-    -------
-    int
-        How many entries were read.
-    """
-    with open(path) as f:
-        data = json.load(f)
-    if not isinstance(data, dict) or data.get("pfft_wisdom") != WISDOM_VERSION:
-        raise ValueError(f"load_wisdom: {path} is not a pfft wisdom file (version "
-                         f"{WISDOM_VERSION})")
-    entries = data["entries"]
-    for key, entry in entries.items():
-        json.loads(key)
-        if not isinstance(entry.get("grid"), list) or not all(
-                isinstance(g, int) and g >= 1 for g in entry["grid"]) or \
-                math.prod(entry["grid"]) != json.loads(key)["devices"]:
-            raise ValueError(f"load_wisdom: bad entry for {key}: {entry!r}")
-    with _LOCK:
-        _WISDOM.update(entries)
-    return len(entries)
-
-
-def forget_wisdom() -> None:
-    """Drop all wisdom."""
-    with _LOCK:
-        _WISDOM.clear()

@@ -1,4 +1,4 @@
-"""The applications of issue 16 at their ``--quick`` size, against independent references.
+"""The applications (benchmarks/apps) at their ``--quick`` size, against independent references.
 
 Taylor–Green vortex (``benchmarks/apps/taylor_green.py``, 32³ float32 on a 2x4 grid to
 t = 0.5): the energy starts at 0.125, follows the 512³ spectral reference of the
@@ -43,7 +43,7 @@ def test_taylor_green_quick(tmp_path):
     assert np.all(np.diff(energy) < 0)
     diff = float(re.search(r"max \|E_pfft - E_one device\| for t <= 0.5: (\S+)",
                            proc.stdout).group(1))
-    assert diff < 1e-5                 # issue 16's float32 bound (measured 2e-8)
+    assert diff < 1e-5                 # float32 rounding of 32³ steps (measured 2e-8)
 
 
 def test_nbody_quick(tmp_path):

@@ -243,7 +243,8 @@ def test_engine_choice_and_fallback(monkeypatch):
     try:
         with pytest.warns(RuntimeWarning, match="not built"):
             assert choice.get_engine("native", "cpu") is xla
-        # "auto" on CPUs warns too (issue 17), once a process, with the fix
+        # "auto" on CPUs warns too (a slower engine without asking), once a process,
+        # with the fix
         monkeypatch.setenv("PFFT_ENGINE", "auto")
         with pytest.warns(RuntimeWarning, match="not built.*PFFT_ENGINE=xla"):
             assert choice.get_engine(None, "cpu") is xla
@@ -256,7 +257,7 @@ def test_engine_choice_and_fallback(monkeypatch):
 
 
 def test_cpu_library_follows_the_cpu_features(monkeypatch):
-    """Issue 17: x86-64 picks libpfft_cpu_v3.so with AVX2 & co, else the v2 baseline;
+    """x86-64 picks libpfft_cpu_v3.so with AVX2 & co, else the v2 baseline;
     a single-march libpfft_cpu.so (``make kernels MARCH=native``) comes first."""
     from pfft.engines import _cpu_features, _kernels
 
@@ -373,7 +374,7 @@ def test_real_transform_gradients_match_jnp(n, platform):
 
 @needs_gpu_kernels
 def test_cufft_plan_cache_is_bounded_and_thread_safe():
-    """Issue 8: the GPU kernel's plan cache is an LRU of bounded size, and concurrent
+    """The GPU kernel's plan cache is an LRU of bounded size, and concurrent
     transforms of many shapes from several threads give numpy's results."""
     import threading
     gpu = jax.devices("gpu")[0]
@@ -417,7 +418,7 @@ def _make_kernel_check(target: str) -> str:
 
 
 def test_cufft_plan_cache_logic_is_bounded_flat_and_thread_safe_on_cpu():
-    """Issue 8: the LRU that holds the GPU kernel's cuFFT plans
+    """The LRU that holds the GPU kernel's cuFFT plans
     (kernels/common/lru_cache.h, the same header pfft_cuda.cu includes), compiled for
     the CPU: bound and LRU order, evicted plans alive while a call holds them, flat
     over 20000 keys, 8 threads with a changing bound, under ThreadSanitizer."""
@@ -425,7 +426,7 @@ def test_cufft_plan_cache_logic_is_bounded_flat_and_thread_safe_on_cpu():
 
 
 def test_cufft_kernel_geometry_matches_direct_dfts_on_cpu():
-    """Issue 5: the cuFFT plans and launches the GPU kernel makes for a transform over
+    """The cuFFT plans and launches the GPU kernel makes for a transform over
     any axes (kernels/common/cufft_schedule.h, which pfft_cuda.cu executes), run on the
     CPU with a reference of cuFFT's plan-many layout and compared with direct DFTs:
     c2c, r2c, c2r, both signs, 1-5 dims, any axis order; no access outside a buffer,

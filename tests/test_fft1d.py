@@ -1,4 +1,4 @@
-"""numpy's 1-D and 2-D functions on sharded arrays (issue 18): fft, ifft, rfft, irfft,
+"""numpy's 1-D and 2-D functions on sharded arrays: fft, ifft, rfft, irfft,
 hfft, ihfft, fft2, ifft2, rfft2, irfft2 against numpy in float64, their shardings
 (a 1-D transform comes back in the input's sharding where it fits), the collectives
 they compile to, numpy's errors, and gradients."""

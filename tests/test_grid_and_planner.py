@@ -1,4 +1,5 @@
 """Grids, layouts and the planner's stage chains (no transforms run here)."""
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
@@ -207,8 +208,8 @@ def test_layout_describes_itself():
     lay = Layout((8, 6, 5), ("x", "y", None), (("x", 2), ("y", 3)))
     assert lay.local_shape == (4, 2, 5)
     assert "pencil local in axis 2" in str(lay)
-    assert layout_from_spec((8, 6, 5), P("x", ("y",)), lay.grid) == lay
-    assert layout_from_spec((7, 6, 5), P("x", "y"), lay.grid) is None    # uneven
+    assert layout_from_spec((8, 6, 5), P("x", ("y",)), lay.mesh_shape) == lay
+    assert layout_from_spec((7, 6, 5), P("x", "y"), lay.mesh_shape) is None    # uneven
 
 
 @pytest.mark.parametrize("kind", ["c2c", "r2c"])
@@ -221,3 +222,17 @@ def test_a_batch_axis_the_grid_does_not_divide_stays_whole(kind):
     chain = build_chain(layout, (1, 2, 3), kind=kind, even_output=False)
     assert [lay.split[0] for lay in chain.layouts()] == [None] * len(chain.stages)
     assert chain.exchanges == 2
+
+
+def test_the_old_names_of_mesh_shape_and_dealiased_still_work_and_warn():
+    """``grid`` (for the ``(mesh axis, size)`` pairs) and ``plan.padding`` (for the
+    dealiased lengths) were renamed; the old attributes give the same values with a
+    DeprecationWarning."""
+    lay = Layout((8, 6, 5), ("x", "y", None), (("x", 2), ("y", 3)))
+    with pytest.warns(DeprecationWarning, match="mesh_shape"):
+        assert lay.grid == lay.mesh_shape == (("x", 2), ("y", 3))
+    plan = pfft.plan((8, 8, 8), np.complex64, pfft.make_mesh((2, 2)), padding=1.5)
+    with pytest.warns(DeprecationWarning, match="mesh_shape"):
+        assert plan.grid == plan.mesh_shape == (("x", 2), ("y", 2))
+    with pytest.warns(DeprecationWarning, match="dealiased"):
+        assert plan.padding == plan.dealiased == {0: 8, 1: 8, 2: 8}

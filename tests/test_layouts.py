@@ -174,7 +174,7 @@ def test_any_layout_with_axes_s_and_uneven_sizes(p):
                  norm=p["norm"], seed=p["seed"])
 
 
-# -- the wrong results of issue 14, one regression test each ---------------------------
+# -- layouts that once gave wrong results, one regression test each ------------------
 
 def test_irfftn_of_rfftn_over_trailing_axes_of_a_pencil():
     mesh = pfft.make_mesh((2, 2))
@@ -206,23 +206,23 @@ def test_default_axes_are_all_axes_as_in_numpy():
     assert pfft.device_put(x, mesh).sharding.spec != P()
 
 
-def test_irfftn_of_a_padded_spectrum_returns_the_real_length():
+def test_irfftn_of_a_padded_spectrum_with_s_returns_the_real_length():
+    """A padded spectrum's shape and sharding are also those of other plans' spectra
+    (length 13 here): ``s`` says which real length it holds, and without ``s`` the
+    result is numpy's, whatever forward calls ran before."""
     mesh = pfft.make_mesh((2, 2))
     u = np.random.default_rng(3).standard_normal((12, 12, 12))
     plan = pfft.plan(u.shape, u.dtype, mesh, kind="r2c", spectrum="padded")
     k = plan.forward(u)
     assert k.shape[2] > 12 // 2 + 1                      # padded to a multiple of 2
-    y = pfft.irfftn(k)
+    y = pfft.irfftn(k, s=u.shape)
     assert y.shape == u.shape and rel_err(y, u) <= 1e-12
-    # a plan of length 13 makes padded spectra of the same shape and sharding: made
-    # (not called) it changes nothing; once its forward call made one last, irfftn
-    # without s takes that plan's length, and s says otherwise
     other = pfft.plan((12, 12, 13), u.dtype, mesh, kind="r2c", spectrum="padded")
     assert other.out_shape == k.shape and other.out_sharding.is_equivalent_to(k.sharding, 3)
-    assert rel_err(pfft.irfftn(k), u) <= 1e-12
-    other.forward(np.zeros((12, 12, 13)))
-    assert pfft.irfftn(k).shape == (12, 12, 13)
+    w = np.random.default_rng(4).standard_normal((12, 12, 13))
+    assert rel_err(pfft.irfftn(other.forward(w), s=w.shape), w) <= 1e-12
     assert rel_err(pfft.irfftn(k, s=u.shape), u) <= 1e-12
+    assert pfft.irfftn(k).shape == (12, 12, 2 * (k.shape[2] - 1))      # numpy's
 
 
 # -- no gathers, no idle devices ---------------------------------------------------------

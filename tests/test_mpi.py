@@ -102,7 +102,7 @@ def test_one_plan_core_behaves_as_pfft_plan(n):
 
 @pytest.mark.parametrize("n", [4])      # 4 ranks: slab and pencil grids (2 ranks: 18 s more)
 def test_r2r_and_mixed_plans_match_scipy(n):
-    """Issue 18 over MPI: pfft.mpi.plan(kinds=...) with DCT/DST types 1-4, every norm and
+    """Real-to-real plans over MPI: pfft.mpi.plan(kinds=...) with DCT/DST types 1-4, every norm and
     orthogonalize, on even and uneven (padded, balanced) blocks of every grid of n
     ranks, against scipy.fft; mixed ("fft", "rfft", "dst1") plans forward and back, the
     per-kind wavenumbers of each rank's block, and gradients against pfft.plan on one
@@ -165,7 +165,7 @@ def test_halo_exchange_and_reduce(n):
 
 
 def test_taylor_green_solver_under_mpirun(tmp_path):
-    """Issue 16: the Taylor-Green DNS (benchmarks/apps/taylor_green.py, 32³ float32 to
+    """The Taylor-Green DNS (benchmarks/apps/taylor_green.py, 32³ float32 to
     t = 0.5) through pfft.mpi on 4 ranks (2x2 process grid) gives the energy history
     of the same solver on one device with jnp.fft (run beside rank 0)."""
     code, out, took = run_mpi_argv(4, ["-m", "benchmarks.apps.taylor_green", "--mpi",
@@ -174,7 +174,7 @@ def test_taylor_green_solver_under_mpirun(tmp_path):
     assert code == 0, f"exited {code} after {took:.0f} s:\n{out[-6000:]}"
     assert "pfft.mpi over 4 MPI ranks" in out
     diff = float(re.search(r"max \|E_pfft - E_one device\| for t <= 0.5: (\S+)", out).group(1))
-    assert diff < 1e-5, diff                 # issue 16's float32 bound; measured 1.5e-8
+    assert diff < 1e-5, diff                 # float32 rounding; measured 1.5e-8
     t, energy = np.loadtxt(tmp_path / "taylor_green_32_mpi2x2_float32.txt").T[:2]
     assert np.allclose(t, np.arange(6) * 0.1) and abs(energy[0] - 0.125) < 1e-7
     assert np.all(np.diff(energy) < 0)

@@ -79,7 +79,7 @@ def test_rfftn_irfftn_across_two_processes():
 
 
 def test_taylor_green_solver_across_two_processes(tmp_path):
-    """Issue 16's scale-up line: the Taylor-Green DNS (32³ float32 to t = 0.5) as one JAX
+    """Scaling out across processes: the Taylor-Green DNS (32³ float32 to t = 0.5) as one JAX
     program over 2 processes x 4 CPU devices (``--distributed``, a 2x4 mesh spanning
     both) gives the energy history of the same solver on one device."""
     port = _free_port()
@@ -96,13 +96,13 @@ def test_taylor_green_solver_across_two_processes(tmp_path):
     assert "jax.distributed: 2 processes, 8 devices" in outs[0]
     diff = float(re.search(r"max \|E_pfft - E_one device\| for t <= 0.5: (\S+)",
                            outs[0]).group(1))
-    assert diff < 1e-5, diff                 # issue 16's float32 bound; measured 1.5e-8
+    assert diff < 1e-5, diff                 # float32 rounding; measured 1.5e-8
     t, energy = np.loadtxt(tmp_path / "taylor_green_32_2x4_float32.txt").T[:2]
     assert np.allclose(t, np.arange(6) * 0.1) and abs(energy[0] - 0.125) < 1e-7
 
 
 def test_nbody_across_two_processes(tmp_path):
-    """Issue 16's scale-up line for the particle-mesh N-body app: 32³ particles, float32,
+    """Scaling out across processes, the particle-mesh N-body app: 32³ particles, float32,
     8 KDK steps (the ``--quick`` size) as one JAX program over 2 processes x 4 CPU
     devices (``--distributed``, a 2x4 mesh spanning both: the linear field drawn block
     by block, particles and halos across processes) gives the final density and

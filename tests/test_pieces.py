@@ -613,7 +613,9 @@ def test_pairs_run_on_a_users_mesh_with_a_split_batch_axis(axis_type, monkeypatc
     want = np.fft.rfftn(x, axes=(1, 2, 3))
     if axis_type == "explicit":
         forward = jax.jit(lambda a: pfft.rfftn(a, axes=(1, 2, 3)))
-        backward = jax.jit(lambda k: pfft.irfftn(k, s=x.shape[1:], axes=(1, 2, 3)))
+        # out_sharding: the forward plan from x's layout runs backwards
+        backward = jax.jit(lambda k: pfft.irfftn(k, s=x.shape[1:], axes=(1, 2, 3),
+                                                 out_sharding=xs.sharding))
         batched = jax.jit(jax.vmap(pfft.rfftn))
         assert rel_err(batched(xs), want) <= 1e-12
         assert _compiled_text(batched, xs).count('custom_call_target="pfft_pieces_pair"') == 1

@@ -1,4 +1,4 @@
-"""The planner's search (issue 14): no all-gather where a chain of exchanges exists.
+"""The planner's search: no all-gather where a chain of exchanges exists.
 
 The greedy walk gets stuck on some uneven layouts (``irfftn`` of a ``(12, 10, 8)``
 spectrum in ``P('y', None, None)`` on 2x4 all-gathered it); :func:`pfft.planner._search`
@@ -57,13 +57,13 @@ def check_chain(chain) -> None:
     assert lay == chain.out_layout
 
 
-def _cases(grid, real, axes, kind, r2r=(), spectral=None):
+def _cases(grid, real, axes, kind, r2r=(), dealiased=None):
     """Every even input layout of a transform, with the output's shape."""
     last = [a for a in axes if a not in dict(r2r)][-1]
     start, out = list(real), list(real)
     if kind == "c2r":
         start[last] = real[last] // 2 + 1
-    for a, n in (spectral or {}).items():
+    for a, n in (dealiased or {}).items():
         out[a] = n
     if kind == "r2c":
         out[last] = out[last] // 2 + 1
@@ -97,7 +97,9 @@ def sweep(grid, real, axes, kind, **kw) -> int:
     (P(None, "x", "y"), (12, 10, 14), (0, 1, 2)),
     (P("x", "y", None), (14, 12, 10), (1, 2, 0)),
 ])
-def test_the_issue_14_irfftn_cases_plan_exchanges_only(spec, real, axes):
+def test_irfftn_layouts_where_the_walk_gathers_plan_exchanges_only(spec, real, axes):
+    """``irfftn`` from these spectrum layouts on 2x4 once all-gathered (the greedy walk
+    gets stuck); the search finds a chain of at most four exchanges."""
     grid = GRIDS["2x4"]
     start = tuple(n // 2 + 1 if a == axes[-1] else n for a, n in enumerate(real))
     lay = layout_from_spec(start, spec, grid)
@@ -180,8 +182,8 @@ def test_r2r_and_dealiased_plans_too(grid):
         sweep(grid, real, (0, 1, 2), kind, r2r=((1, R2R("dct", 2, 10)),))
         sweep(grid, real, (1, 2, 0), kind, r2r=((2, R2R("dst", 1, 14)),))
     for kind in ("c2c", "r2c"):
-        sweep(grid, real, (0, 1, 2), kind, spectral={0: 8, 2: 10})
-        sweep(grid, (8, 12, 10), (1, 2, 0), kind, spectral={1: 8, 0: 6})
+        sweep(grid, real, (0, 1, 2), kind, dealiased={0: 8, 2: 10})
+        sweep(grid, (8, 12, 10), (1, 2, 0), kind, dealiased={1: 8, 0: 6})
 
 
 def test_padded_outputs_only_avoid_gathers():

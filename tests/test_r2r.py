@@ -169,20 +169,24 @@ def test_s_crops_and_pads_and_complex_and_integer_inputs_match_scipy():
             assert rel_err(fn(xs, 3, s=5, axes=np.int64(-1)), ref(x, 3, s=5, axes=-1)) < 1e-13
 
 
-def test_inverse_comes_back_in_any_input_sharding():
-    """idctn(dctn(u)) in u's sharding, also where another input pencil ends in the
-    same output pencil (the inverse runs back the plan that made its input)."""
+def test_inverse_comes_back_in_the_input_sharding_out_sharding_names():
+    """idctn(dctn(u), out_sharding=u's) in u's sharding, also where another input
+    pencil ends in the same output pencil (the inverse runs back the plan from the
+    layout out_sharding asks for); u in the default layout needs no out_sharding."""
     mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     x = np.random.default_rng(5).standard_normal((8, 12, 10))
     for spec in (P(None, "b", "a"), P("a", "b", None)):
         xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
-        y = pfft.idstn(pfft.dstn(xs, 2), 2)
+        y = pfft.idstn(pfft.dstn(xs, 2), 2, out_sharding=spec)
         assert y.sharding.is_equivalent_to(xs.sharding, 3) and rel_err(y, x) < 1e-13
-    # through a zero-padded s and back: the forward plan saw only the padded array
+    default = pfft.device_put(x, mesh)
+    y = pfft.idctn(pfft.dctn(default))
+    assert y.sharding.is_equivalent_to(default.sharding, 3) and rel_err(y, x) < 1e-13
+    # through a zero-padded s and back: the plans see only the padded array
     big = (10, 14, 12)
     for fwd, inv, sfwd, sinv in ((pfft.dctn, pfft.idctn, sf.dctn, sf.idctn),
                                  (pfft.dstn, pfft.idstn, sf.dstn, sf.idstn)):
-        y = inv(fwd(xs, s=big), s=x.shape)
+        y = inv(fwd(xs, s=big), s=x.shape, out_sharding=xs.sharding)
         assert y.sharding.is_equivalent_to(xs.sharding, 3), (fwd, y.sharding)
         assert rel_err(y, sinv(sfwd(x, s=big), s=x.shape)) < 1e-13
 

@@ -69,29 +69,35 @@ def test_rfftn_round_trip_comes_back_in_the_input_sharding(grid, n):
 
 
 @pytest.mark.parametrize("axis_type", ["Explicit", "Auto"])
-def test_round_trips_keep_any_input_sharding_and_loop_as_a_carry(axis_type):
-    """Several input pencils end in the same output pencil (``P('a', 'b', None)`` and
-    ``P(None, 'b', 'a')`` both end in ``P('b', None, 'a')`` here): the inverse runs
-    back the plan that made its input, so a round trip keeps the input's sharding
-    (else a ``fori_loop`` carry changes type: the bug this guards)."""
+def test_round_trips_come_back_where_out_sharding_says_and_loop_as_a_carry(axis_type):
+    """Several input pencils end in the same output pencil (``P('a', 'b', None)``, the
+    default, and ``P(None, 'b', 'a')`` both end in ``P('b', None, 'a')`` here), so a
+    spectrum cannot say where its input was: the inverse runs back the plan from the
+    layout ``out_sharding`` asks for (else the default one), and a round trip with
+    ``out_sharding=`` the input's keeps the input's sharding, as a ``fori_loop``
+    carry must."""
     kind = getattr(jax.sharding.AxisType, axis_type)
     mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(kind, kind))
     rng = np.random.default_rng(3)
     x = rng.standard_normal((8, 12, 10))
     for spec in (P(None, "b", "a"), P("a", "b", None), P("b", None, "a")):
         xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
-        y = pfft.irfftn(pfft.rfftn(xs), s=x.shape)
+        y = pfft.irfftn(pfft.rfftn(xs), s=x.shape, out_sharding=xs.sharding)
         assert y.sharding.is_equivalent_to(xs.sharding, 3), (spec, y.sharding)
         assert rel_err(y, x) <= 1e-12
-        z = pfft.ifftn(pfft.fftn(xs))
+        z = pfft.ifftn(pfft.fftn(xs), out_sharding=spec)
         assert z.sharding.is_equivalent_to(xs.sharding, 3) and rel_err(z, x) <= 1e-12
+    default = pfft.device_put(x, mesh)                 # without out_sharding: the default
+    y = pfft.irfftn(pfft.rfftn(default), s=x.shape)
+    assert y.sharding.is_equivalent_to(default.sharding, 3) and rel_err(y, x) <= 1e-12
     x4 = rng.standard_normal((4, 8, 6, 12))
     xs4 = jax.device_put(x4, jax.sharding.NamedSharding(mesh, P(None, "a", None, "b")))
-    z4 = pfft.ifftn(pfft.fftn(xs4, axes=(1, 3)), axes=(1, 3))
+    z4 = pfft.ifftn(pfft.fftn(xs4, axes=(1, 3)), axes=(1, 3), out_sharding=xs4.sharding)
     assert z4.sharding.is_equivalent_to(xs4.sharding, 4) and rel_err(z4, x4) <= 1e-12
     # a time step as users write it: spectral filter, the field as the loop's carry
     xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, P(None, "b", "a")))
-    step = lambda i, u: pfft.irfftn(pfft.rfftn(u, mesh=mesh) * 0.5, s=u.shape, mesh=mesh)
+    step = lambda i, u: pfft.irfftn(pfft.rfftn(u, mesh=mesh) * 0.5, s=u.shape, mesh=mesh,
+                                    out_sharding=P(None, "b", "a"))
     out = jax.jit(lambda u: jax.lax.fori_loop(0, 3, step, u))(xs)
     assert rel_err(out, x / 8) <= 1e-12
     if axis_type == "Explicit":
@@ -103,11 +109,12 @@ def test_round_trips_keep_any_input_sharding_and_loop_as_a_carry(axis_type):
     ((4, 2), ("a", "b"), (2, 8, 6, 4, 3), P(None, "a", "b"), (1, 2, 3)),
     ((2, 2, 2), ("c", "z", "y"), (4, 6, 8, 4), P("c", "z", "y"), (-4, -2, -3)),
 ])
-def test_round_trips_through_a_padded_s_keep_the_input_sharding(mesh_shape, names, shape,
-                                                                spec, axes):
-    """``ifftn(fftn(u, s=big), s=u.shape)`` (and the real pair): the forward plan sees
-    only the zero-padded array, so the inverse cropping back must place its result
-    where ``u`` was, or a ``fori_loop`` carry on an Explicit mesh changes type."""
+def test_round_trips_through_a_padded_s_come_back_where_out_sharding_says(mesh_shape, names,
+                                                                         shape, spec, axes):
+    """``ifftn(fftn(u, s=big), s=u.shape, out_sharding=...)`` (and the real pair): the
+    plans see only the zero-padded array, so the inverse cropping back places its
+    result where ``out_sharding`` says: in ``u``'s sharding, as a ``fori_loop`` carry
+    on an Explicit mesh must keep its type."""
     mesh = jax.make_mesh(mesh_shape, names,
                          axis_types=(jax.sharding.AxisType.Explicit,) * len(names))
     u = np.random.default_rng(5).standard_normal(shape)
@@ -119,27 +126,30 @@ def test_round_trips_through_a_padded_s_keep_the_input_sharding(mesh_shape, name
                               np.fft.fftn(v, s=big, axes=ax), s=small, axes=ax)),
                           (pfft.rfftn, pfft.irfftn, lambda v: np.fft.irfftn(
                               np.fft.rfftn(v, s=big, axes=ax), s=small, axes=ax))):
-        y = inv(fwd(xs, s=big, axes=axes), s=small, axes=axes)
+        y = inv(fwd(xs, s=big, axes=axes), s=small, axes=axes, out_sharding=spec)
         assert y.sharding.is_equivalent_to(xs.sharding, u.ndim), (fwd, y.sharding)
         assert rel_err(y, ref(u)) <= 1e-12
         step = lambda i, v, fwd=fwd, inv=inv: inv(fwd(v, s=big, axes=axes), s=small,
-                                                  axes=axes).real
+                                                  axes=axes, mesh=mesh, out_sharding=spec).real
         out = jax.jit(lambda v: jax.lax.fori_loop(0, 2, step, v))(xs)
         assert rel_err(out, ref(ref(u).real).real) <= 1e-12
 
 
-def test_irfftn_without_s_is_numpy_unless_its_input_is_a_padded_spectrum():
-    """A padded spectrum comes back at its plan's real shape (any axis may be padded:
-    the grid does not divide 9 by 8 here), a numpy spectrum of the same shape and
-    sharding at numpy's lengths, whatever plans the cache holds."""
+def test_irfftn_takes_a_padded_spectrum_back_with_s_and_is_numpy_without():
+    """A padded spectrum (any axis may be padded: the grid does not divide 9 by 8
+    here) comes back at the real shape ``s`` gives; without ``s`` an array whose
+    layout JAX shows gets numpy's lengths, whatever plans ran before: its shape and
+    sharding cannot say whether it is padded (inside ``jit`` on an Auto mesh the
+    record of the last forward call can, ``tests/test_inverse.py``)."""
     mesh = pfft.make_mesh((2, 4))
     rng = np.random.default_rng(4)
     r = rng.standard_normal((9, 8, 7))
     padded = pfft.plan(r.shape, np.float64, mesh, kind="r2c", spectrum="padded")
     k = padded.forward(r)
     assert k.shape != np.fft.rfftn(r).shape              # (16, 8, 4): axis 0 padded too
-    assert rel_err(pfft.irfftn(k), r) <= 1e-12
     assert rel_err(pfft.irfftn(k, s=r.shape), r) <= 1e-12
+    assert rel_err(padded.backward(k), r) <= 1e-12
+    assert pfft.irfftn(k).shape == (16, 8, 6)            # numpy's lengths
     # a real (16, 16, 22) field's numpy spectrum has the shape and sharding of a
     # padded (16, 16, 16) plan's spectrum; without s numpy makes 22 points
     fast = pfft.plan((16, 16, 16), np.float64, mesh, kind="r2c", spectrum="padded")
@@ -147,6 +157,7 @@ def test_irfftn_without_s_is_numpy_unless_its_input_is_a_padded_spectrum():
     u = rng.standard_normal((16, 16, 22))
     ku = pfft.rfftn(pfft.device_put(u, mesh), out_sharding=fast.out_sharding)
     assert ku.shape == fast.out_shape and ku.sharding.is_equivalent_to(fast.out_sharding, 3)
+    fast.forward(rng.standard_normal((16, 16, 16)))      # the last forward call: no matter
     back = pfft.irfftn(ku)
     assert back.shape == (16, 16, 22) and rel_err(back, u) <= 1e-12
 

@@ -1,4 +1,4 @@
-"""Distributed fftshift/ifftshift (issue 18): numpy's values bit for bit, the input's
+"""Distributed fftshift/ifftshift: numpy's values bit for bit, the input's
 sharding, and only the planned collective permutes in the compiled HLO (never a
 gather), on every grid, with odd block counts, inside jit, through autodiff."""
 import math

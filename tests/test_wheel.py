@@ -1,4 +1,4 @@
-"""``pip install .`` gives the fast engine (issue 17): pfft's sdist and wheel, checked,
+"""``pip install .`` gives the fast engine: pfft's sdist and wheel, checked,
 and the wheel installed into a fresh virtual environment and used there.
 
 The sdist and the wheel are built from this checkout with ``python -m build

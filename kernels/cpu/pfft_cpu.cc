@@ -237,6 +237,14 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2R, R2RImpl,
                                   .Attr<double>("scale")
                                   .Attr<int64_t>("nthreads"));
 
-// Version of this library's calling convention, checked by pfft/engines/native.py.
-extern "C" int pfft_cpu_abi_version() { return 6; }  // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair
+// Version of this library's calling convention, checked by pfft/engines/_kernels.py.
+// 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below
+extern "C" int pfft_cpu_abi_version() { return 7; }
+
+// Huge-page advice on the buffers the kernels write first (huge_pages.h): on (1, the
+// default) or off (0). pfft's loader sets it from $PFFT_NO_HUGEPAGE_ADVICE; the
+// library reads no environment.
+extern "C" void pfft_cpu_set_hugepage_advice(int on) {
+  pfft::huge_page_advice.store(on != 0, std::memory_order_relaxed);
+}
 #pragma GCC visibility pop

@@ -60,7 +60,7 @@
 //
 // Work: lines along `axis` are taken in batches of neighbours along the innermost
 // other axis (16 when the lines are contiguous in the input, else 64, so that strided
-// reads use whole cache lines; $PFFT_PIECES_BATCH overrides, up to 64). Each element is
+// reads use whole cache lines; pfft_cpu_set_pieces_batch overrides, up to 64). Each element is
 // read once and written once; the output buffers get huge-page advice (huge_pages.h).
 // - c2c, r2c, c2r: the lines of a batch go from the input pieces straight into DUCC's
 //   SIMD layout (as many lines as a vector has lanes, one vector per point; then half
@@ -78,6 +78,7 @@
 //   parts in the same call.
 
 #include <algorithm>
+#include <atomic>
 #include <complex>
 #include <cstdlib>
 #include <cstddef>
@@ -101,6 +102,8 @@ namespace ffi = xla::ffi;
 namespace {
 
 constexpr size_t kMaxBatch = 64;
+// lines per batch asked for by pfft_cpu_set_pieces_batch (0: the default, 16 or 64)
+std::atomic<long> pieces_batch{0};
 
 // One side (input or output): the pieces, their common shape, the cut.
 struct Side {
@@ -199,8 +202,7 @@ struct Walk {
     bx = has_batch_axis ? others.back() : 0;
     nb = has_batch_axis ? ext_out[bx] : 1;
     // neighbour lines per batch: enough to use whole cache lines when the axis is strided
-    const char *env = std::getenv("PFFT_PIECES_BATCH");
-    const int requested = env ? std::atoi(env) : 0;
+    const long requested = pieces_batch.load(std::memory_order_relaxed);
     kBatch = requested > 0 ? std::min<size_t>(kMaxBatch, static_cast<size_t>(requested))
                            : (in.strides[f] == 1 ? 16 : 64);
     blocks = (nb + kBatch - 1) / kBatch;
@@ -639,10 +641,9 @@ class FftWorker {
   static constexpr size_t kV = ducc0::native_simd<T>::size();
   static constexpr size_t kHalf = (kV >= 4 && ducc0::simd_exists<T, int(kV / 2)>) ? kV / 2 : 1;
   // the sets of kV lanes whose point t spans two 64-byte cache lines on the side with
-  // the larger element (two rather than one or four: the fastest measured, see
-  // docs/benchmarks.md, session 13), and at least 16 lines a group (float64 with a
-  // complex side: four sets of 4 lanes, point t spanning four cache lines; faster on
-  // data that comes from memory, as inside a plan: session 18)
+  // the larger element (two rather than one or four: the fastest measured), and at
+  // least 16 lines a group (float64 with a complex side: four sets of 4 lanes, point t
+  // spanning four cache lines; faster on data that comes from memory, as inside a plan)
   static constexpr size_t kElem =
       (std::is_same_v<Tin, T> && std::is_same_v<Tout, T>) ? sizeof(T) : 2 * sizeof(T);
   static constexpr size_t kSets =
@@ -1189,6 +1190,13 @@ ffi::Error PiecesPairImpl(ffi::Buffer<ffi::S32> me, ffi::RemainingArgs args,
 }  // namespace
 
 #pragma GCC visibility push(default)
+// Lines per batch of a pass (1 to kMaxBatch; 0 or less: the default, 16 where the lines
+// are contiguous, else 64). pfft's loader sets it from $PFFT_PIECES_BATCH
+// (pfft/settings.py); the library reads no environment.
+extern "C" void pfft_cpu_set_pieces_batch(long lines) {
+  pieces_batch.store(lines, std::memory_order_relaxed);
+}
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPieces, PiecesImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::Buffer<ffi::S32>>()

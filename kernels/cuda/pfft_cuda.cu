@@ -93,14 +93,12 @@ struct Plan {
 };
 
 // A bounded LRU (kernels/common/lru_cache.h): at most 64 plans unless
-// $PFFT_CUFFT_PLAN_CACHE or pfft_cuda_set_plan_cache_size says otherwise. An evicted
-// plan that a call still holds (shared_ptr) lives until that call ends.
+// pfft_cuda_set_plan_cache_size says otherwise (pfft's loader passes
+// $PFFT_CUFFT_PLAN_CACHE, pfft/settings.py; the library reads no environment). An
+// evicted plan that a call still holds (shared_ptr) lives until that call ends.
 pfft::LruCache<PlanKey, Plan> &Cache() {
-  static auto *cache = new pfft::LruCache<PlanKey, Plan>([] {
-    const char *env = std::getenv("PFFT_CUFFT_PLAN_CACHE");
-    long v = env ? std::strtol(env, nullptr, 10) : 64;
-    return static_cast<size_t>(v > 0 ? v : 64);
-  }());  // never destroyed: no cufftDestroy after the CUDA runtime has shut down at exit
+  // never destroyed: no cufftDestroy after the CUDA runtime has shut down at exit
+  static auto *cache = new pfft::LruCache<PlanKey, Plan>(64);
   return *cache;
 }
 

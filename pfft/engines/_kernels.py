@@ -18,7 +18,9 @@ In each directory the CPU library is the first that exists of ``libpfft_cpu.so``
 ``libpfft_cpu_v3.so`` where the CPU has the x86-64-v3 features (AVX2, FMA) and
 ``libpfft_cpu_v2.so`` where it has x86-64-v2's (:mod:`._cpu_features`).
 
-Nothing here runs at import: loading happens on the first :func:`load` call.
+Nothing here runs at import: loading happens on the first :func:`load` call, which
+also passes the library its settings (:func:`_configure`): the C++ reads no
+environment, :mod:`pfft.settings` does.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import jax
 
+from .. import settings
 from . import _cpu_features
 
 __all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs", "library",
@@ -46,7 +49,7 @@ TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R"}
 PLATFORM_TARGETS = {"cpu": {"pfft_pieces": "PfftPieces", "pfft_pieces_pair": "PfftPiecesPair",
                             "pfft_r2r": "PfftR2R"}, "cuda": {}}
 # the calling convention each library must report (rebuild when it changes)
-ABI_VERSIONS = {"cpu": 6, "cuda": 2}
+ABI_VERSIONS = {"cpu": 7, "cuda": 2}
 _XLA = {"cpu": ("cpu", "pfft_cpu_abi_version"), "cuda": ("CUDA", "pfft_cuda_abi_version")}
 # how to get the kernels: what the warnings and errors suggest
 BUILD_HINT = ("reinstall pfft from source so that they are built (`pip install .`, which "
@@ -84,8 +87,8 @@ def _package_dir() -> Path | None:
 def search_dirs() -> list[Path]:
     """Directories searched for the kernel libraries, in order."""
     dirs = []
-    if os.environ.get("PFFT_KERNELS_DIR"):
-        dirs.append(Path(os.environ["PFFT_KERNELS_DIR"]))
+    if settings.kernels_dir() is not None:
+        dirs.append(settings.kernels_dir())
     package = _package_dir()
     if package is not None:
         dirs.append(package)
@@ -198,6 +201,17 @@ def _check_thread_settings(environ) -> str:
     return ""
 
 
+def _configure(platform: str, lib: ctypes.CDLL) -> None:
+    """Pass a freshly loaded library the settings it runs with (:mod:`pfft.settings`):
+    the CPU one its huge-page advice and pieces batch, the GPU one the bound of its
+    cuFFT plan cache where one is set (else it keeps its 64)."""
+    if platform == "cpu":
+        lib.pfft_cpu_set_hugepage_advice(ctypes.c_int(int(settings.hugepage_advice())))
+        lib.pfft_cpu_set_pieces_batch(ctypes.c_long(settings.pieces_batch()))
+    elif settings.cufft_plan_cache() is not None:
+        lib.pfft_cuda_set_plan_cache_size(ctypes.c_long(settings.cufft_plan_cache()))
+
+
 def library(platform: str) -> ctypes.CDLL | None:
     """The loaded kernel library for ``platform`` (after :func:`load`), or ``None``."""
     return _LOADED.get(platform) if load(platform)[0] else None
@@ -236,6 +250,7 @@ def load(platform: str) -> tuple[bool, str]:
         if abi() != ABI_VERSIONS[platform]:
             return False, (f"{path} has ABI {abi()}, pfft wants {ABI_VERSIONS[platform]}: "
                            f"rebuild it; {BUILD_HINT}")
+        _configure(platform, lib)
         for target, symbol in {**TARGETS, **PLATFORM_TARGETS[platform]}.items():
             jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, symbol)),
                                         platform=xla_platform)

@@ -15,7 +15,6 @@ import contextlib
 import functools
 import logging
 import math
-import os
 import threading
 import warnings
 from types import ModuleType
@@ -23,6 +22,8 @@ from types import ModuleType
 import jax
 import jax.numpy as jnp
 
+from .. import settings
+from ..interfaces import EngineCapabilities
 from . import native, xla
 
 __all__ = ["get_engine", "engine_for_plan", "BoundEngine", "PerStageEngine", "ENGINES"]
@@ -67,12 +68,13 @@ def get_engine(name: str | None = None, platform: str | None = None) -> ModuleTy
     Returns
     -------
     module
-        :mod:`pfft.engines.native` (``fft``/``rfft``/``irfft`` on any axes,
-        ``STRIDED = True``) or :mod:`pfft.engines.xla` (``fft_trailing``,
-        ``rfft_trailing``, ``irfft_trailing`` on the innermost axes, ``STRIDED = False``);
-        both provide ``natural_scale``. Plans use :func:`engine_for_plan`.
+        :mod:`pfft.engines.native` (``fft``/``rfft``/``irfft`` on any axes: its
+        ``capabilities.strided``) or :mod:`pfft.engines.xla` (``fft_trailing``,
+        ``rfft_trailing``, ``irfft_trailing`` on the innermost axes); both provide
+        ``natural_scale`` (:class:`pfft.interfaces.Engine`). Plans use
+        :func:`engine_for_plan`.
     """
-    name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    name = (name or settings.engine()).lower()
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; choose one of {ENGINES}")
     platform = "cpu" if (platform or jax.default_backend()) == "cpu" else "gpu"
@@ -103,17 +105,17 @@ class BoundEngine:
     description can hold it.
     """
 
-    STRIDED = True
-
     def __init__(self, module: ModuleType, nthreads: int, platform: str = "cpu",
                  fuse: bool | str = "auto"):
         self.module, self.nthreads, self.name = module, nthreads, "native"
         self.platform, self.fuse = platform, fuse
         self.natural_scale = module.natural_scale
-        # FFTs that write (and read) the pieces an exchange moves: CPU kernels only
-        self.PIECES = self.fuse is not False and module.pieces_available(platform)
-        # DCTs and DSTs by DUCC: CPU kernels only (elsewhere through lax.fft)
-        self.R2R = module.r2r_available(platform)
+        self.capabilities = EngineCapabilities(
+            strided=True,
+            # DCTs and DSTs by DUCC: CPU kernels only (elsewhere through lax.fft)
+            r2r=module.r2r_available(platform),
+            # FFTs that write (and read) the pieces an exchange moves: CPU kernels only
+            pieces=fuse is not False and module.pieces_available(platform))
 
     def _key(self):
         return (type(self).__name__, self.module.__name__, self.nthreads, self.platform,
@@ -166,7 +168,7 @@ class PerStageEngine(BoundEngine):
     ``1/n``.
 
     Like the native engine, every call returns the unnormalised transform times
-    ``scale`` (:attr:`natural_scale` is 1) and keeps numpy's axis order (``STRIDED``).
+    ``scale`` (:attr:`natural_scale` is 1) and keeps numpy's axis order (strided).
     :meth:`recording` lists the engine each call went to (a plan's printout).
     """
 
@@ -277,7 +279,7 @@ def engine_for_plan(name: str | None, devices,
     """
     devices = list(devices) if devices is not None else [jax.devices()[0]]
     platform = "cpu" if devices[0].platform == "cpu" else "gpu"
-    name = (name or os.environ.get("PFFT_ENGINE") or "auto").lower()
+    name = (name or settings.engine()).lower()
     if name not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
     name = _cufft_name(name, platform)

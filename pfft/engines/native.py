@@ -42,14 +42,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import settings
+from ..interfaces import EngineCapabilities
 from . import _kernels
+from .hermitian import bin_weights
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
            "set_num_threads", "num_threads", "gpu_workspace_bytes"]
 
-# transforms any axis where it lies (strided): the executor need not move FFT axes last
-STRIDED = True
+name = "native"
+# transforms any axis where it lies (strided): the executor need not move FFT axes
+# last. Called as a module, without a thread count, it offers no more: the DCTs and
+# pieces kernels run through a bound engine (pfft.engines.choice.BoundEngine).
+capabilities = EngineCapabilities(strided=True)
 
 _NUM_THREADS: int | None = None
 
@@ -93,8 +99,9 @@ def num_threads() -> int:
     """The CPU threads a call uses when it does not say."""
     if _NUM_THREADS is not None:
         return _NUM_THREADS
-    if os.environ.get("PFFT_NUM_THREADS"):
-        return max(1, int(os.environ["PFFT_NUM_THREADS"]))
+    from_env = settings.num_threads()
+    if from_env is not None:
+        return from_env
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -233,13 +240,9 @@ def _c2c_bwd(axes, inverse, scale, inplace, nthreads, _, ct):
 _c2c.defvjp(_c2c_fwd, _c2c_bwd)
 
 
-def _bin_weights(n: int, halve: bool, axis: int, dtype) -> jax.Array:
-    """Weights of the ``n//2 + 1`` stored bins along negative ``axis``: interior bins
-    stand for two, the zero bin and (even ``n``) the Nyquist bin for one."""
-    w = np.full(n // 2 + 1, 0.5 if halve else 2.0)
-    w[0] = 1.0
-    if n % 2 == 0:
-        w[-1] = 1.0
+def _bin_weights(n: int, interior: float, axis: int, dtype) -> jax.Array:
+    """:func:`pfft.engines.hermitian.bin_weights` along negative ``axis``."""
+    w = bin_weights(n, interior)
     return jnp.asarray(w.reshape((-1,) + (1,) * (-axis - 1)), dtype=dtype)
 
 
@@ -257,7 +260,7 @@ def _r2c_fwd(x, axes, n, inverse, scale, nthreads):
 def _r2c_bwd(axes, n, inverse, scale, nthreads, _, ct):
     # transpose of (real -> complex, full FFT, keep n//2+1 bins): zero-fill the bins,
     # same-sign FFT, real part; a complex-to-real transform of the halved bins is that
-    w = _bin_weights(n, True, axes[-1], ct.real.dtype)
+    w = _bin_weights(n, 0.5, axes[-1], ct.real.dtype)
     return (_c2r(ct * w, axes, n, inverse, scale, nthreads),)
 
 
@@ -279,7 +282,7 @@ def _c2r_fwd(x, axes, n, inverse, scale, nthreads):
 def _c2r_bwd(axes, n, inverse, scale, nthreads, _, ct):
     # JAX's convention (as lax.fft's IRFFT rule): same-sign real-to-complex transform
     # of the cotangent, the bins that stand for two doubled
-    w = _bin_weights(n, False, axes[-1], ct.dtype)
+    w = _bin_weights(n, 2.0, axes[-1], ct.dtype)
     return (_r2c(ct, axes, n, inverse, scale, nthreads) * w,)
 
 

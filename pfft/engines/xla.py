@@ -11,12 +11,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["fft_trailing", "rfft_trailing", "irfft_trailing", "natural_scale"]
+from ..interfaces import EngineCapabilities
+
+__all__ = ["fft_trailing", "rfft_trailing", "irfft_trailing", "natural_scale", "name",
+           "capabilities"]
 
 _MAX_AXES = 3
 
-# transforms only the innermost axes: the executor moves FFT axes last first
-STRIDED = False
+name = "xla"
+# transforms only the innermost axes (the executor moves FFT axes last first); DCTs
+# and DSTs through lax.fft with twiddles; no pieces kernels
+capabilities = EngineCapabilities()
 
 
 def natural_scale(inverse: bool, n: int) -> float:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Sequence
 
 from mpi4py import MPI
@@ -35,12 +36,13 @@ class ProcessGrid:
         The Cartesian communicator (``comm.Create_cart(dims)``, ranks not reordered).
     dims, names
         Grid sizes and their mesh axis names (``("x", "y")`` or ``("x",)``).
-    grid
-        ``(name, size)`` for the axes of size above one: what plans distribute over.
+    mesh_shape
+        ``(name, size)`` for the axes of size above one: what plans distribute over
+        (as :func:`pfft.grid.mesh_shape_of` reads a mesh).
     coords
         This rank's coordinate along each named axis.
     comms
-        The sub-communicator along each axis of :attr:`grid` (``cart.Sub``) and, on a
+        The sub-communicator along each axis of :attr:`mesh_shape` (``cart.Sub``) and, on a
         2-D grid, along both axes in each order (for an array axis split over both).
 
     Raises
@@ -78,22 +80,29 @@ class ProcessGrid:
         self.comm = comm.Create_cart(list(dims), periods=[False] * len(dims), reorder=False)
         coords = self.comm.Get_coords(self.comm.Get_rank())
         self.coords = dict(zip(self.names, (int(c) for c in coords)))
-        self.grid = tuple((m, p) for m, p in zip(self.names, dims) if p > 1)
+        self.mesh_shape = tuple((m, p) for m, p in zip(self.names, dims) if p > 1)
         self.comms = {}
         for i, (m, p) in enumerate(zip(self.names, dims)):
             if p > 1:
                 self.comms[m] = self.comm.Sub([j == i for j in range(len(dims))])
         coords = {m: self.coords[m] for m in self.comms}
-        if len(self.grid) == 2:
+        if len(self.mesh_shape) == 2:
             # an array axis split over both grid axes (``('x', 'y')``, the first major):
             # the ranks numbered in that order, as ``lax.axis_index`` numbers devices
-            (a, pa), (b, pb) = self.grid
+            (a, pa), (b, pb) = self.mesh_shape
             for major, minor, n_minor in ((a, b, pb), (b, a, pa)):
                 key = self.coords[major] * n_minor + self.coords[minor]
                 self.comms[(major, minor)] = self.comm.Split(0, key)
                 coords[(major, minor)] = key
         self.transport = MPITransport(self.comms, coords)
         self._regrids: dict[tuple[int, ...], ProcessGrid] = {}
+
+    @property
+    def grid(self) -> tuple[tuple[str, int], ...]:
+        """Deprecated name of :attr:`mesh_shape`."""
+        warnings.warn("ProcessGrid.grid is deprecated: use ProcessGrid.mesh_shape (the "
+                      "same (name, size) pairs)", DeprecationWarning, stacklevel=2)
+        return self.mesh_shape
 
     @staticmethod
     def _check_dims(dims, size: int) -> tuple[int, ...]:

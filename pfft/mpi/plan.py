@@ -11,25 +11,24 @@ autodiff sees plain pads and slices).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..arguments import check_cast, check_fuse_exchanges, check_plan_kinds, check_tune
+from ..arguments import check_cast, check_fuse_exchanges
 from ..autodiff import Variant
-from ..core import PlanCore, layout_of_spec, plan_arguments
+from ..core import PlanCore
 from ..engines.choice import engine_for_plan
 from ..layout import Layout
 from ..lru import LRUCache
 from .grid import ProcessGrid
 
-__all__ = ["MPIPlan", "plan", "mpi_layout", "clear_plan_cache", "plan_cache_info"]
+__all__ = ["MPIPlan", "get_plan", "mpi_layout", "clear_plan_cache", "plan_cache_info"]
 
 
-def mpi_layout(shape, axes, grid) -> Layout:
+def mpi_layout(shape, axes, mesh_shape) -> Layout:
     """The input layout of an MPI plan: the last transformed axis whole, the grid's
     first axis splitting the first transformed axis, its second the next.
 
@@ -41,14 +40,14 @@ def mpi_layout(shape, axes, grid) -> Layout:
     shape, axes = tuple(shape), tuple(axes)
     candidates = list(axes[:-1]) + [a for a in range(len(shape)) if a not in axes]
     split: list[str | None] = [None] * len(shape)
-    for mesh_axis, size in grid:
+    for mesh_axis, size in mesh_shape:
         free = [a for a in candidates if split[a] is None]
         pick = next((a for a in free if shape[a] % size == 0), None)
         if pick is None:
             pick = next((a for a in free if shape[a] >= size), None)
         if pick is not None:
             split[pick] = mesh_axis
-    return Layout(shape, tuple(split), tuple(grid), balanced=True)
+    return Layout(shape, tuple(split), tuple(mesh_shape), balanced=True)
 
 
 def _block_slices(layout: Layout, coords: dict) -> tuple[slice, ...]:
@@ -72,7 +71,7 @@ class MPIPlan(PlanCore):
 
     Attributes
     ----------
-    shape, dtype, axes, norm, kind, spectrum, padding
+    shape, dtype, axes, norm, kind, spectrum, dealiased
         As :class:`pfft.Plan` (the plan core's): ``shape`` is the global input of
         :meth:`forward` (real for ``kind="r2c"``; the finer grid for
         ``padding > 1``), ``dtype`` the dtype computed in (complex; real for an all
@@ -82,6 +81,8 @@ class MPIPlan(PlanCore):
         scipy's ``orthogonalize``, as :class:`pfft.Plan`'s.
     grid
         The :class:`~pfft.mpi.ProcessGrid` (with ``tune``, the one tuning chose).
+    mesh_shape
+        Its ``(name, size)`` pairs, as :attr:`pfft.Plan.mesh_shape`.
     chain
         The planner's :class:`~pfft.planner.Chain`; ``print(plan)`` lists it.
     in_shape, out_shape
@@ -111,14 +112,15 @@ class MPIPlan(PlanCore):
     EVEN_BLOCKS = False      # uneven blocks are fine for MPI ranks: no all-to-all to even up
 
     def __init__(self, shape, dtype, grid: ProcessGrid, axes, norm, in_layout: Layout, *,
-                 kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
+                 kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
                  fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.grid = grid
+        self.mesh_shape = grid.mesh_shape
         # a name ("auto", "native", "xla", or None for $PFFT_ENGINE / auto) or a module
         bound = (engine_for_plan(engine, jax.local_devices()[:1], fuse_exchanges)
                  if engine is None or isinstance(engine, str) else engine)
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=None,
-                         spectrum=spectrum, padding=padding, engine=bound,
+                         spectrum=spectrum, dealiased=dealiased, engine=bound,
                          transport=grid.transport, effects=grid.transport.effects(),
                          kinds=kinds, orthogonalize=orthogonalize)
         out = self.chain.out_layout
@@ -216,109 +218,18 @@ def clear_plan_cache() -> None:
     _CACHE.clear()
 
 
-def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
-         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
-         tune: str | None = None, engine=None, fuse_exchanges: bool | str = "auto",
-         kinds: Sequence[str] | None = None, orthogonalize: bool | None = None) -> MPIPlan:
-    """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
-    (and its inverse) over MPI ranks.
-
-    The arguments and their checks are :func:`pfft.plan`'s (one plan core: the same
-    errors, dtypes and features); only the grid differs.
-
-    Parameters
-    ----------
-    shape
-        Global shape of the input (real for ``kind="r2c"``; the spectral grid ``N``
-        for ``padding > 1``).
-    dtype
-        Input dtype, promoted to complex as numpy does (``"float32"`` computes in
-        complex64); a real dtype stays real for a plan whose axes are all
-        real-to-real (``kinds``).
-    grid
-        The :class:`~pfft.mpi.ProcessGrid` of the ranks taking part.
-    axes
-        Axes to transform; default all of them (as numpy). Others are batch axes.
-    norm
-        ``"backward"``, ``"ortho"`` or ``"forward"``, as in numpy.
-    in_sharding
-        A :class:`~jax.sharding.PartitionSpec` over the grid's axis names
-        (``grid.names``) saying how the input blocks are cut (balanced where uneven);
-        by default :func:`mpi_layout`'s pencil.
-    kind
-        ``"c2c"`` or ``"r2c"`` (:meth:`MPIPlan.forward` is ``rfftn``, ``backward``
-        ``irfftn``).
-    spectrum
-        ``"numpy"``: output blocks of numpy's spectrum (``n//2 + 1`` on the halved
-        axis). ``"padded"`` (``r2c`` only): the chain's blocks as they are, the same
-        shape on every rank (no crop and pad per call; see :class:`MPIPlan`).
-    padding
-        Dealiasing factor, as for :func:`pfft.plan`: the input is the finer grid
-        ``ceil(padding * N)``, the spectrum keeps the lowest ``N`` frequencies.
-    tune
-        ``None``: plan on ``grid``. ``"wisdom"``: use the process grid
-        :func:`pfft.mpi.tune` found fastest for this problem on these ranks (wisdom
-        filed for the MPI transport), if any; ``"measure"``: tune now where there is
-        no wisdom. The plan's :attr:`~MPIPlan.grid` is then that grid; take blocks
-        from ``plan.local_in_slices``.
-    engine
-        Local FFT engine: ``"auto"`` (default), ``"native"``, ``"xla"``, ``"cufft"`` (as for
-        :func:`pfft.plan`), or an engine module.
-    fuse_exchanges
-        As for :func:`pfft.plan`; MPI exchanges are ``MPI_Alltoall``, never pieces, so
-        it changes nothing here but the cache key.
-    kinds
-        The transform along each axis of ``axes``, as for :func:`pfft.plan`:
-        ``"fft"``, ``"rfft"`` (at most one, the halved axis), ``"dct1"`` ...
-        ``"dct4"``, ``"dst1"`` ... ``"dst4"`` (scipy's, with ``norm``). Each
-        real-to-real axis is transformed where it is whole, so the zero padding of
-        uneven blocks never enters it. ``wavenumbers()`` gives this rank's block of
-        each axis's own values (:func:`pfft.core.r2r_frequencies` on a DCT/DST axis).
-        Not with ``tune`` yet.
-    orthogonalize
-        scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
-        "ortho"``).
-
-    Returns
-    -------
-    MPIPlan
-        Cached: the same arguments (and the same grid object) return the same plan.
-    """
-    if not isinstance(grid, ProcessGrid):
-        raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
-                        f"{type(grid).__name__}")
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  "pfft.mpi.plan")
-    shape, dtype, axes, norm, spectral = plan_arguments(shape, dtype, axes, norm, kind,
-                                                        spectrum, padding, "pfft.mpi.plan",
-                                                        kinds)
-    check_tune(tune, "pfft.mpi.plan", in_sharding)
-    layout = None
-    if in_sharding is not None:
-        layout = replace(layout_of_spec(shape, in_sharding, grid.grid, grid.names,
-                                        "pfft.mpi.plan", even=False), balanced=True)
-    if tune is not None:
-        from .tuning import tuned_grid
-        grid = tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
-                          spectrum=spectrum, mode=tune, kinds=kinds,
-                          orthogonalize=orthogonalize)
-    return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    padding=spectral, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize)
-
-
 def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,
-             kind: str = "c2c", spectrum: str = "numpy", padding=(), engine=None,
+             kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
              fuse_exchanges: bool | str = "auto", kinds: tuple[str, ...] | None = None,
              orthogonalize: bool | None = None) -> MPIPlan:
     """The cached MPI plan for checked arguments (made on first use); ``layout``:
     the input's, by default :func:`mpi_layout`'s."""
-    layout = layout or mpi_layout(shape, axes, grid.grid)
+    layout = layout or mpi_layout(shape, axes, grid.mesh_shape)
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.mpi.plan")
     kinds = None if kinds is None else tuple(kinds)
-    key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(padding), engine,
+    key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(dealiased), engine,
            fuse_exchanges, kinds, None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: MPIPlan(
         shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-        padding=padding, engine=engine, fuse_exchanges=fuse_exchanges, kinds=kinds,
+        dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges, kinds=kinds,
         orthogonalize=orthogonalize))

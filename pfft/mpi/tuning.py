@@ -14,13 +14,14 @@ import jax
 import jax.numpy as jnp
 from mpi4py import MPI
 
-from .. import tuning
+from .. import tuning, wisdom
 from .grid import ProcessGrid
+from .plan import get_plan
 
-__all__ = ["tune", "tuned_grid"]
+__all__ = ["tune", "wisdom_devices"]
 
 
-def _devices(grid: ProcessGrid) -> list:
+def wisdom_devices(grid: ProcessGrid) -> list:
     """The grid's devices as wisdom counts them: one per rank, of this rank's kind."""
     return [jax.local_devices()[0]] * grid.size
 
@@ -43,8 +44,6 @@ def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
         The fastest plan, on the process grid it was timed on; the result is kept as
         wisdom (:func:`pfft.save_wisdom`), used by ``pfft.mpi.plan(..., tune="wisdom")``.
     """
-    from .plan import get_plan
-
     if not isinstance(grid, ProcessGrid):
         raise TypeError(f"pfft.mpi.tune: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
@@ -69,22 +68,6 @@ def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
     bar = tuning.Progress(len(candidates), progress and grid.rank == 0, title)
     return tuning.time_candidates(
         candidates, time_one, budget_s, bar,
-        key=tuning.wisdom_key(shape, cdtype, kind, axes, norm, _devices(grid), "mpi",
+        key=wisdom.wisdom_key(shape, cdtype, kind, axes, norm, wisdom_devices(grid), "mpi",
                               kinds=kinds, orthogonalize=orthogonalize),
         agree=lambda over: comm.bcast(over, root=0))
-
-
-def tuned_grid(shape, dtype, grid: ProcessGrid, *, kind: str, axes, norm: str,
-               spectrum: str, mode: str, kinds=None, orthogonalize=None) -> ProcessGrid:
-    """The process grid wisdom prefers for this problem on ``grid``'s ranks (tuning
-    first for ``mode="measure"`` where there is none); ``grid`` if there is none."""
-    devices = _devices(grid)
-    problem = dict(kinds=kinds, orthogonalize=orthogonalize)
-    entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, "mpi", **problem)
-    if entry is None and mode == "measure":
-        tune(shape, dtype, grid, kind=kind, axes=axes, norm=norm, spectra=(spectrum,),
-             **problem)
-        entry = tuning.lookup(shape, dtype, kind, axes, norm, devices, "mpi", **problem)
-    # every rank must take the same grid: rank 0's wisdom decides
-    dims = grid.comm.bcast(None if entry is None else tuple(entry["grid"]), root=0)
-    return grid if dims is None else grid.regrid(dims)

@@ -23,8 +23,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, PartitionSpec
 
+from ..blocks import Blocks, blocks_of
 from ..transports import xla as xla_transport
-from ._blocks import Blocks, blocks_of
 
 __all__ = ["halo_exchange", "halo_reduce"]
 

@@ -32,8 +32,9 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..arguments import check_axis
+from ..blocks import Blocks, blocks_of
+from ..sharding import place_output
 from ..transports import xla as xla_transport
-from ._blocks import Blocks, blocks_of
 
 __all__ = ["fftshift", "ifftshift"]
 
@@ -128,12 +129,10 @@ def _compiled(blocks: Blocks, shifts, shape):
 
 
 def _shift(x, axes, inverse: bool, mesh, spec, out_sharding, where: str):
-    from ..api import _place_out      # the transforms' placement rules (no import cycle)
-
     x, blocks = blocks_of(x, mesh, spec, where=where)
     shifts = _shifts(x.shape, _check_axes(axes, x.ndim, where), inverse)
     y = _compiled(blocks, shifts, tuple(x.shape))(x) if shifts else jnp.asarray(x)
-    return _place_out(y, out_sharding, blocks.mesh if blocks.mesh is not None else mesh, where)
+    return place_output(y, out_sharding, blocks.mesh if blocks.mesh is not None else mesh, where)
 
 
 def fftshift(x, axes: int | Sequence[int] | None = None, *, mesh: Mesh | None = None,

@@ -31,11 +31,11 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..api import device_put, fftn, ifftn, irfftn, rfftn
-from ..grid import grid_axes
+from ..blocks import Blocks, blocks_of
+from ..grid import mesh_shape_of
 from ..layout import default_layout
-from ..plan import plan as make_plan
+from ..planning import plan as make_plan
 from ..sharding import is_tracer, mesh_of, place, spec_of
-from ._blocks import Blocks, blocks_of
 
 __all__ = ["poisson", "gradient", "laplacian", "gaussian_random_field", "power_spectrum",
            "PowerSpectrum"]
@@ -387,7 +387,7 @@ def _draw(shape, sharding):
 
 
 def _pencil_spec(shape, mesh) -> PartitionSpec:
-    return default_layout(shape, (0, 1, 2), grid_axes(mesh)).spec
+    return default_layout(shape, (0, 1, 2), mesh_shape_of(mesh)).spec
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))

@@ -24,6 +24,8 @@ except ImportError as err:  # pragma: no cover - exercised only without mpi4jax
         "pfft's MPI transport needs mpi4py and mpi4jax: `pip install mpich mpi4py` and then "
         "`pip install --no-build-isolation mpi4jax` (or `make install`)") from err
 
+from ..interfaces import TransportCapabilities
+
 __all__ = ["MPITransport"]
 
 
@@ -45,6 +47,9 @@ class MPITransport:
     >>> t = MPITransport({"x": sub_x}, {"x": 1})     # doctest: +SKIP
     >>> y = t.all_to_all(x, "x")                     # doctest: +SKIP
     """
+
+    # MPI_Alltoall of a leading device axis only: no splits, shifts or swaps
+    capabilities = TransportCapabilities()
 
     def __init__(self, comms: dict, coords: dict):
         if set(comms) != set(coords):

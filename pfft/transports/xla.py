@@ -11,17 +11,16 @@ import jax
 import numpy as np
 from jax import lax
 
+from ..interfaces import TransportCapabilities
 from . import swap as _swap
 
-__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "permute", "swap"]
+__all__ = ["all_to_all", "all_gather", "axis_index", "shift", "permute", "swap",
+           "capabilities"]
 
-
-# all_to_all can cut any axis and stack the received blocks along any axis
-SPLITS = True
-# shift moves a whole array a fixed number of places along a mesh axis
-SHIFTS = True
-# swap trades p whole arrays among the p devices of a mesh axis in one collective
-SWAPS = _swap.AVAILABLE
+# all_to_all cuts any axis and stacks the received blocks along any axis; shift moves a
+# whole array along a mesh axis; swap (where JAX has the MHLO dialect) trades p whole
+# arrays among the p devices of a mesh axis in one collective
+capabilities = TransportCapabilities(splits=True, shifts=True, swaps=_swap.AVAILABLE)
 swap = _swap.swap
 
 

@@ -33,7 +33,7 @@ def check_mpi_layout():
     for (shape, axes, grid), split in LAYOUTS:
         lay = pfft.mpi.mpi_layout(shape, axes, grid)
         check(isinstance(lay, pfft.Layout), f"mpi_layout returned {type(lay).__name__}")
-        check(lay.shape == shape and lay.split == split and lay.grid == grid,
+        check(lay.shape == shape and lay.split == split and lay.mesh_shape == grid,
               f"mpi_layout{shape, axes, grid}: split {lay.split}, want {split}")
 
 
@@ -102,7 +102,7 @@ check_mpi_layout()
 for dims in grids(SIZE):
     grid = pfft.mpi.ProcessGrid(COMM, dims)
     plan = pfft.mpi.plan((10, 6, 7), "complex128", grid)
-    check(plan.chain.in_layout == pfft.mpi.mpi_layout((10, 6, 7), (0, 1, 2), grid.grid),
+    check(plan.chain.in_layout == pfft.mpi.mpi_layout((10, 6, 7), (0, 1, 2), grid.mesh_shape),
           f"{dims}: plan starts from {plan.chain.in_layout}")
     check_plan_cache(grid)
     check_zeros_output(grid)

@@ -1,4 +1,4 @@
-"""One plan core: ``pfft.mpi.plan`` behaves as ``pfft.plan`` does (issue 14).
+"""One plan core: ``pfft.mpi.plan`` behaves as ``pfft.plan`` does.
 
 Usage: ``mpirun -n N python parity.py``. On every grid of the ranks, against
 ``pfft.plan`` on this rank's one device (the whole array: the reference):
@@ -66,7 +66,7 @@ BAD = [((8, 8, 8), "complex64", dict(norm="nope")),
        ((8, 8, 8), "U3", {}),
        ((8, 8, 8), "not a dtype", {}),
        ((8, 8, 8), "complex64", dict(tune="always")),
-       # real-to-real and mixed kinds (issue 18): one check for both entry points
+       # real-to-real and mixed kinds: one check for both entry points
        ((8, 8, 6), "float64", dict(kinds=("dct2",))),
        ((8, 8, 6), "float64", dict(axes=(0, 2), kinds=("dct2",) * 3)),
        ((8, 8, 6), "float64", dict(kinds=("dct5", "fft", "fft"))),
@@ -115,18 +115,18 @@ def check_in_sharding(grid):
         check(mpi is not None and xla == mpi,
               f"in_sharding {spec} {kw}: {xla} vs {mpi}")
     specs = [P(None, *names), P(names[-1], None, None), P(None, None, names[0])]
-    if len(grid.grid) == 2:                 # an axis split over both grid axes at once
+    if len(grid.mesh_shape) == 2:                 # an axis split over both grid axes at once
         specs += [P(None, tuple(names), None), P(None, None, tuple(reversed(names)))]
     for spec in specs:
         plan = pfft.mpi.plan((9, 10, 7), "complex128", grid, in_sharding=spec)
         layout = plan.chain.in_layout
         for a, entry in enumerate(layout.split):
             if isinstance(entry, tuple):    # major first, as ranks are numbered
-                (m, _), (n, q) = [(e, dict(grid.grid)[e]) for e in entry]
+                (m, _), (n, q) = [(e, dict(grid.mesh_shape)[e]) for e in entry]
                 want = balanced(layout.shape[a], layout.parts(a),
                                 grid.coords[m] * q + grid.coords[n])
             elif entry is not None:
-                want = balanced(layout.shape[a], dict(grid.grid)[entry], grid.coords[entry])
+                want = balanced(layout.shape[a], dict(grid.mesh_shape)[entry], grid.coords[entry])
             if entry is not None:
                 check(plan.local_in_slices[a] == want, f"in_sharding {spec}: axis {a} "
                                                        f"{plan.local_in_slices[a]} vs {want}")
@@ -138,7 +138,7 @@ def check_in_sharding(grid):
     # moves that split onto the other split axis first on a pencil), numpy's values
     spec = P(None, *names) if len(names) == 2 else P(None, None, names[0])
     plan = pfft.mpi.plan((8, 12, 10), "float64", grid, kind="r2c", in_sharding=spec)
-    sizes = dict(grid.grid)
+    sizes = dict(grid.mesh_shape)
     # split halved axis: two; else a slab (one) or a single rank (none)
     want_exchanges = 2 if sizes.get(names[-1], 1) > 1 else 1 if SIZE > 1 else 0
     check(plan.chain.exchanges == want_exchanges,
@@ -189,7 +189,7 @@ def check_balanced_blocks(grid):
                 if entry is None:
                     want = slice(0, layout.shape[a])
                 else:
-                    want = balanced(layout.shape[a], dict(grid.grid)[entry], grid.coords[entry])
+                    want = balanced(layout.shape[a], dict(grid.mesh_shape)[entry], grid.coords[entry])
                 check(slices[a] == want, f"{shape} axis {a} on {grid.dims}: block {slices[a]}, "
                                          f"balanced {want}")
         x = random_global(shape, np.complex128, 3)
@@ -239,7 +239,7 @@ def check_tune_mixed(grid):
     mixed = pfft.mpi.plan((8, 12, 6), "float64", grid, kinds=kinds, tune="measure")
     check(pfft.mpi.plan((8, 12, 6), "float64", grid, kinds=kinds, tune="wisdom") is mixed,
           "tune='wisdom' did not give the tuned mixed plan")
-    entries = [key for key in pfft.tuning.wisdom() if '"transport": "mpi"' in key]
+    entries = [key for key in pfft.wisdom.entries() if '"transport": "mpi"' in key]
     check(len(entries) == 2 and any('"kinds": ["dct2", "fft", "rfft"]' in k for k in entries),
           f"wisdom: {entries}")
     x = random_global((8, 12, 6), np.float64, 7)
@@ -257,8 +257,8 @@ def check_tune(grid):
           f"tune chose {dims}")
     again = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="wisdom")
     check(again is measured, "tune='wisdom' did not give the tuned plan")
-    entries = [key for key in pfft.tuning.wisdom() if '"transport": "mpi"' in key]
-    check(len(entries) == 1, f"wisdom: {list(pfft.tuning.wisdom())}")
+    entries = [key for key in pfft.wisdom.entries() if '"transport": "mpi"' in key]
+    check(len(entries) == 1, f"wisdom: {list(pfft.wisdom.entries())}")
     x = random_global((8, 12, 6), np.float32, 6)
     k = again.forward(jnp.asarray(x[again.local_in_slices]))
     err = rel_err(gather(k, again.local_out_slices, (8, 12, 4)), np.fft.rfftn(x))

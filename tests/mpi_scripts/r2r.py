@@ -1,4 +1,4 @@
-"""Real-to-real (DCT/DST) and mixed-kind plans over MPI (issue 18), against scipy.fft.
+"""Real-to-real (DCT/DST) and mixed-kind plans over MPI, against scipy.fft.
 
 Usage: ``mpirun -n N python r2r.py``. On every rank, in float64:
 

@@ -1,7 +1,8 @@
 """How a sharded array is cut into blocks: the mesh and the mesh axes splitting each axis.
 
-Shared by the halo exchange and the spectral operators, which run per-block code
-inside ``jax.shard_map`` and need each axis's split, part count and block index.
+Shared by the halo exchange, the spectral operators, ``fftshift`` and the FFT of an
+axis that stays split (:mod:`pfft.split_fft`), which run per-block code inside
+``jax.shard_map`` and need each axis's split, part count and block index.
 """
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ..grid import grid_axes
-from ..layout import default_layout
-from ..sharding import is_tracer, mesh_of, place, spec_of
+from .grid import mesh_shape_of
+from .layout import default_layout
+from .sharding import is_tracer, mesh_of, place, spec_of
 
 __all__ = ["Blocks", "blocks_of"]
 
@@ -99,7 +100,7 @@ def blocks_of(x, mesh=None, spec=None, *, where: str):
         spec = own
     if spec is None:
         axes = tuple(range(max(0, x.ndim - 3), x.ndim))
-        spec = default_layout(x.shape, axes, grid_axes(mesh)).spec if axes else PartitionSpec()
+        spec = default_layout(x.shape, axes, mesh_shape_of(mesh)).spec if axes else PartitionSpec()
     sizes = dict(mesh.shape)
     split, parts = [], []
     for a, names in enumerate(_entries(spec, x.ndim, where)):

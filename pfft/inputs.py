@@ -1,0 +1,126 @@
+"""What the public transforms do with their input before choosing a plan.
+
+numpy's (and scipy's) argument rules applied to the array (:func:`prepare`), numpy's
+``s`` (:func:`resize`: crop or zero-pad, on a sharded array too), and the layout an
+array is in on a mesh where JAX shows it (:func:`layout_of`), and so the layout a
+forward transform starts from (:func:`start_layout`). Shared by
+:mod:`pfft.api`, :mod:`pfft.r2r` and :mod:`pfft.inverse`.
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from .arguments import check_norm, complex_dtype, normalize_axes, normalize_s
+from .grid import mesh_shape_of
+from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
+from .sharding import devices_of, is_tracer, mesh_of, place, spec_of
+
+__all__ = ["as_array", "prepare", "resize", "layout_of", "start_layout"]
+
+
+def as_array(x):
+    """``x`` as it is where it is an array (numpy, JAX, or a tracer), else ``np.asarray(x)``."""
+    if isinstance(x, (jax.Array, np.ndarray)) or is_tracer(x):
+        return x
+    return np.asarray(x)
+
+
+def resize(x, s, axes, mesh):
+    """Crop or zero-pad ``x`` to ``s`` along ``axes`` (numpy's ``s`` semantics)."""
+    if all(x.shape[a] == n for a, n in zip(axes, s)):
+        return x
+    if isinstance(x, np.ndarray):
+        index = [slice(None)] * x.ndim
+        pad = [(0, 0)] * x.ndim
+        for a, n in zip(axes, s):
+            index[a] = slice(0, min(n, x.shape[a]))
+            pad[a] = (0, max(0, n - x.shape[a]))
+        return np.pad(x[tuple(index)], pad)
+    spec = spec_of(x)
+    if mesh is not None and spec is not None and mesh_shape_of(mesh):
+        # JAX cannot crop a split axis unevenly: make the resized axes whole first,
+        # moving their mesh axes onto an axis that keeps its length (an all-to-all)
+        # where one divides evenly
+        entries = [names_of(spec[a] if a < len(spec) else None) for a in range(x.ndim)]
+        sizes = dict(mesh.shape)
+        for a in axes:
+            if not entries[a] or x.shape[a] == s[axes.index(a)]:
+                continue
+            p = math.prod(sizes[m] for m in entries[a])
+            kept = [b for b in range(x.ndim) if (b not in axes or
+                    x.shape[b] == s[axes.index(b)]) and not entries[b] and x.shape[b] % p == 0]
+            if kept:
+                entries[min(kept, key=lambda b: abs(a - b))] = entries[a]
+            entries[a] = ()
+        x = place(x, NamedSharding(mesh, PartitionSpec(*(split_entry(e) for e in entries))))
+    for a, n in zip(axes, s):
+        if x.shape[a] >= n:
+            x = jax.lax.slice_in_dim(x, 0, n, axis=a)
+        else:
+            pad = [(0, 0)] * x.ndim
+            pad[a] = (0, n - x.shape[a])
+            x = jnp.pad(x, pad)
+    return x
+
+
+def layout_of(x, mesh, shape=None, *, even: bool = True) -> Layout | None:
+    """The layout ``x`` is in on ``mesh``, if it is known (a concrete array, or a
+    tracer with an Explicit-axes type) and pfft can start from it; ``shape``: the
+    logical shape when ``x`` holds a padded spectrum (``even=False``)."""
+    mesh_shape = mesh_shape_of(mesh)
+    if mesh is None or not mesh_shape:
+        return None
+    spec, x_mesh = spec_of(x), mesh_of(x)
+    if spec is None or x_mesh is None or x_mesh.shape != mesh.shape:
+        return None
+    return layout_from_spec(shape or x.shape, spec, mesh_shape, mesh.axis_names, even=even)
+
+
+def start_layout(x, axes, mesh) -> Layout:
+    """The layout a forward transform of ``x`` over ``axes`` starts from: ``x``'s own
+    where JAX shows it, else the default one (where :func:`pfft.device_put` puts
+    arrays; ``x`` is placed there)."""
+    return layout_of(x, mesh) or default_layout(x.shape, axes, mesh_shape_of(mesh))
+
+
+def prepare(x, s, axes, norm, mesh, where: str):
+    """Check the arguments as numpy does; the array, ``s``, ``axes``, norm and mesh."""
+    x = as_array(x)
+    norm = check_norm(norm, where)
+    if x.ndim == 0:
+        raise ValueError(f"{where}: cannot transform a 0-d array")
+    if axes is None and s is not None and len(s) > x.ndim:
+        raise ValueError(f"{where}: s has {len(s)} entries but the array has {x.ndim} axes")
+    axes = normalize_axes(axes, x.ndim, where, s)
+    s = normalize_s(s, axes, x.shape, where) if s is not None else None
+    complex_dtype(x.dtype)                               # reject bad dtypes early
+    lengths = s or tuple(x.shape[a] for a in axes)
+    for a, n in zip(axes, lengths):
+        if n < 1:
+            raise ValueError(f"{where}: invalid number of data points ({n}) along axis {a} "
+                             f"of an array of shape {tuple(x.shape)}; pass s to zero-pad")
+    if mesh is None:
+        mesh = mesh_of(x)
+    elif not isinstance(mesh, (Mesh, jax.sharding.AbstractMesh)):
+        raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
+    else:
+        _check_same_devices(x, mesh, where)
+    return x, s, axes, norm, mesh
+
+
+def _check_same_devices(x, mesh, where: str) -> None:
+    """An array sharded over several devices must be on ``mesh``'s devices."""
+    x_mesh = None if is_tracer(x) else mesh_of(x)
+    if x_mesh is None or x_mesh.size == 1:
+        return                                           # numpy or one device: placed on mesh
+    have, want = devices_of(x_mesh), devices_of(mesh)
+    if have is not None and want is not None and have != want:
+        raise ValueError(
+            f"{where}: x is sharded over devices {sorted(d.id for d in have)} but mesh= holds "
+            f"devices {sorted(d.id for d in want)}; move it first (pfft.device_put(x, mesh)) "
+            f"or leave mesh= out to use x's own mesh")
