@@ -25,6 +25,7 @@ from .engines.choice import PerStageEngine
 from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
+from .pipeline import pipelined
 from .planner import Chain, build_chain
 from .stages import LocalFFT, LocalR2R, RealFFT
 
@@ -125,6 +126,8 @@ class Transform:
         ``shard_map``).
     effects
         JAX effects the transport's collectives carry (mpi4jax's ordered effect).
+    pipeline
+        Pieces each exchange's window is cut into (:mod:`pfft.pipeline`; 1: none).
     """
 
     chain: Chain
@@ -136,6 +139,7 @@ class Transform:
     transport: Any
     mesh_axes: frozenset = frozenset()
     effects: frozenset = frozenset()
+    pipeline: int = 1
 
     @property
     def is_real(self) -> bool:
@@ -160,7 +164,8 @@ class Transform:
         """Run ``variant`` of the chain on one device's (or rank's) padded ``block``."""
         return run_chain(block, self.chain_for(variant), inverse=variant.inverse,
                          scale=self.scale(variant.inverse), weighted=variant.weighted,
-                         engine=self.engine, transport=self.transport)
+                         engine=self.engine, transport=self.transport,
+                         pipeline=self.pipeline)
 
     def out_type(self, aval, variant: Variant):
         """Local block shape and dtype of ``variant``'s output; the plan's mesh axes
@@ -226,7 +231,7 @@ class PlanCore:
 
     def __init__(self, shape, dtype, axes, norm, in_layout: Layout, *, kind: str, n: int | None,
                  spectrum: str, dealiased, engine, transport, mesh_axes=frozenset(),
-                 effects=frozenset(), kinds=None, orthogonalize=None):
+                 effects=frozenset(), kinds=None, orthogonalize=None, pipeline: int = 1):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
@@ -263,7 +268,8 @@ class PlanCore:
         self.size = math.prod(kept.values())          # Fourier axes (r2r ones scale themselves)
         self.transform = Transform(self.chain, self.dtype, norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
-                                   engine, transport, frozenset(mesh_axes), frozenset(effects))
+                                   engine, transport, frozenset(mesh_axes), frozenset(effects),
+                                   pipeline)
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
 
@@ -434,8 +440,10 @@ class PlanCore:
     def _stage_lines(self, as_pieces=lambda st: None) -> list[str]:
         """The chain, one stage a line (``as_pieces(st)``: how exchange ``st`` moves
         pieces, a :class:`pfft.pieces.Send`; None where it does not)."""
+        chain, windows = pipelined(self.chain, self.transform.pipeline)
+
         def how(st) -> str:
-            send = as_pieces(st)
+            send = None if windows else as_pieces(st)   # a pipelined chain moves no pieces
             if not send:
                 return ""
             return (", as 1 swap of pieces" if send.sign == 0
@@ -448,9 +456,10 @@ class PlanCore:
             if isinstance(self.engine, PerStageEngine) and isinstance(st, LocalR2R):
                 return ", by xla"
             return ""
-        lines = [f"  in : {self.chain.in_layout}"]
-        lines += [f"  {i}. {st}{how(st)}{by(st)}" for i, st in enumerate(self.chain.stages, 1)]
-        lines.append(f"  out: {self.chain.out_layout}")
+        lines = [f"  in : {chain.in_layout}"]
+        lines += [f"  {i}. {st}{how(st)}{by(st)}" for i, st in enumerate(chain.stages, 1)]
+        lines += [f"  {w}" for w in windows]
+        lines.append(f"  out: {chain.out_layout}")
         return lines
 
     def _headline(self, name: str, grid: str) -> str:
@@ -464,6 +473,8 @@ class PlanCore:
         if self.dealiased:
             extra += f", dealiased to {self.spectral_shape}"
         extra += f", engine {self.engine.name}"
+        if self.transform.pipeline > 1:
+            extra += f", pipeline {self.transform.pipeline}"
         return (f"{name}({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                 f"norm={self.norm!r}{extra}, {grid})")
 

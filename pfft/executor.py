@@ -17,7 +17,7 @@ real transform (see :mod:`pfft.autodiff`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple
 
 import jax
@@ -28,6 +28,7 @@ from .engines import r2r as r2r_engine
 from .engines import xla as xla_engine
 from . import pieces as pieces_path
 from .pieces import Pieces
+from .pipeline import Window, pipelined
 from .planner import Chain
 from .transports import xla as xla_transport
 from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter
@@ -406,8 +407,39 @@ def _natural_scale(chain: Chain, inverse: bool, engine) -> float:
     return factor
 
 
+def _run_window(run: _Run, block: Block, window: Window) -> None:
+    """Stages ``window.start`` to ``window.stop - 1`` on each of ``window.pieces``
+    pieces of the block cut along ``window.axis`` (none of them acts along it), the
+    pieces joined again afterwards (:mod:`pfft.pipeline`)."""
+    run.assemble(block)
+    pos = block.order.index(window.axis)
+    q, r = divmod(block.data.shape[pos], window.pieces)
+    bounds, at = [], 0
+    for k in range(window.pieces):
+        bounds.append((at, at + q + (k < r)))
+        at = bounds[-1][1]
+    parts = []
+    for lo, hi in bounds:
+        part = Block(lax.slice_in_dim(block.data, lo, hi, axis=pos), block.order)
+        part.scale = block.scale
+        sub = replace(run, shape=list(run.shape))
+        for i in range(window.start, window.stop):
+            st = sub.stages[i]
+            rules = _step(st)
+            rules.run(sub, part, st, i)
+            if rules.reshape is not None:
+                rules.reshape(st, sub.shape)
+        parts.append(part)
+    # every piece ran the same steps: the same order and pending factor
+    block.order, block.scale = parts[0].order, parts[0].scale
+    block.data = jnp.concatenate([part.data for part in parts],
+                                 axis=block.order.index(window.axis))
+    run.shape[:] = sub.shape
+
+
 def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
-              weighted: bool = False, engine=xla_engine, transport=xla_transport) -> jax.Array:
+              weighted: bool = False, engine=xla_engine, transport=xla_transport,
+              pipeline: int = 1) -> jax.Array:
     """Apply ``chain`` to the local block ``x`` (numpy axis order in and out).
 
     ``scale`` multiplies the result; it is applied inside the first copy that the
@@ -415,22 +447,34 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     ``weighted`` applies the transposed real stage's bin weights. Each stage runs by
     its kind's step (:data:`_STEPS`); where the engine and the transport allow,
     exchanges move pieces the transforms pack and unpack (:mod:`pfft.pieces`), the
-    block in numpy's axis order throughout.
+    block in numpy's axis order throughout. ``pipeline > 1`` cuts the stages around
+    each exchange into that many pieces where some axis allows
+    (:func:`pfft.pipeline.pipelined`); such a chain does not move pieces.
     """
+    chain, windows = pipelined(chain, pipeline)
+    starts = {w.start: w for w in windows}
     block = Block(x, tuple(range(x.ndim)))
     block.scale = scale / _natural_scale(chain, inverse, engine)
     run = _Run(tuple(chain.stages), inverse, weighted, engine, transport,
                chain.in_layout.balanced, list(chain.in_layout.shape),
-               x.size * x.dtype.itemsize, pieces_path.enabled(engine, transport))
+               x.size * x.dtype.itemsize,
+               pieces_path.enabled(engine, transport) and not windows)
     if run.pieces and run.balanced:  # pragma: no cover - a defect: pieces are ceil-sized
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
-    for i, st in enumerate(run.stages):
+    i = 0
+    while i < len(run.stages):
+        if i in starts:
+            _run_window(run, block, starts[i])
+            i = starts[i].stop
+            continue
+        st = run.stages[i]
         if run.pieces and block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
             raise RuntimeError(f"pieces path: block in axis order {block.order}")
         rules = _step(st)
         rules.run(run, block, st, i)
         if rules.reshape is not None:
             rules.reshape(st, run.shape)
+        i += 1
     run.assemble(block)
     block.permute(tuple(range(x.ndim)))
     return block._scaled()

@@ -27,7 +27,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
          padding: float = 1.0, tune: str | None = None, engine: str | None = None,
          fuse_exchanges: bool | str = "auto", kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None) -> Plan:
+         orthogonalize: bool | None = None, pipeline: int = 1) -> Plan:
     """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
     (and its inverse) for arrays of one shape.
 
@@ -82,6 +82,16 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         least ``(p - 2) * 80 KiB``: :func:`pfft.pieces.shifts_pay`), running the
         others as one all-to-all each; ``True`` fuses every exchange, ``False`` none.
         The result is the same up to rounding. Part of the plan's cache key.
+    pipeline
+        Pieces to cut the stages around each exchange into (default 1: none). With
+        ``k > 1`` each exchange and the local transforms next to it run on ``k``
+        pieces of the block cut along an axis none of them acts on, so that where
+        collectives are asynchronous (XLA on GPUs) one piece's transfer can overlap
+        the next piece's FFTs; ``print(plan)`` lists the windows. The values are the
+        same; the cut and the join cost a copy each and the pieces' launches are
+        smaller, so it pays only where the exchanges take a good part of the time
+        (see ``docs/gpu.md``). No exchange of pieces (``fuse_exchanges``) in a
+        pipelined chain. Part of the plan's cache key.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
@@ -128,7 +138,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         layout = default_layout(shape, axes, mesh_shape)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
                     dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize)
+                    kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline)
 
 
 def _layout_of_sharding(in_sharding, shape, mesh, mesh_shape) -> Layout:

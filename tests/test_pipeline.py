@@ -1,0 +1,189 @@
+"""Pipelined exchanges (``pipeline=k``): each exchange's window of stages runs on k
+pieces of the block, with the values of the uncut chain.
+
+The windows are checked as stage lists (every exchange in one, no stage in it acting
+along the cut axis, split transforms still the same map), and the plans end to end
+against numpy in float64: forward and backward, c2c, r2c, real-to-real and dealiased
+plans, slab, pencil and 3-axis grids, both engines, gradients against the transposed
+DFT, vmap, and the compiled program (k all-to-alls per exchange).
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.fft
+
+import pfft
+from conftest import random_array, rel_err
+from pfft.layout import default_layout
+from pfft.pipeline import acts_on, pipelined
+from pfft.planner import build_chain
+from pfft.stages import Exchange, LocalFFT, RealFFT
+
+ENGINES = ["xla", "native"]
+
+
+def _mesh(grid):
+    """A mesh of ``grid`` (up to three axes x, y, z) on the first devices."""
+    names = ("x", "y", "z")[:len(grid)]
+    return jax.make_mesh(grid, names, axis_types=(jax.sharding.AxisType.Explicit,) * len(grid),
+                         devices=jax.devices()[:int(np.prod(grid))])
+
+
+def _native_or_skip(engine):
+    if engine == "native" and not pfft.engines.native.available("cpu"):
+        pytest.skip(f"native CPU engine: {pfft.engines.native.unavailable_reason('cpu')}")
+
+
+def _chains(grid, kind, shape=(16, 12, 10)):
+    mesh_shape = tuple(zip(("x", "y", "z"), grid))
+    chain = build_chain(default_layout(shape, (0, 1, 2), mesh_shape), (0, 1, 2), kind=kind,
+                        n=None)
+    return chain, chain.reversed()
+
+
+@pytest.mark.parametrize("grid", [(4,), (2, 2), (2, 4), (2, 2, 2)])
+@pytest.mark.parametrize("kind", ["c2c", "r2c"])
+def test_windows_cover_every_exchange_and_leave_their_axis_alone(grid, kind):
+    for chain in _chains(grid, kind):
+        split, windows = pipelined(chain, 4)
+        inside = {i for w in windows for i in range(w.start, w.stop)}
+        exchanges = [i for i, st in enumerate(split.stages) if isinstance(st, Exchange)]
+        assert exchanges and set(exchanges) <= inside, (split.stages, windows)
+        for w in windows:
+            assert 2 <= w.pieces <= 4
+            for st in split.stages[w.start:w.stop]:
+                assert w.axis not in acts_on(st), (st, w)
+        # the split chain ends where the chain ends, through the same layouts
+        assert split.out_layout == chain.out_layout
+        assert split.layouts()[-1] == chain.layouts()[-1]
+
+
+def test_a_slabs_transform_before_its_exchange_joins_the_window():
+    forward, backward = _chains((4,), "r2c")
+    split, (window,) = pipelined(forward, 4)
+    # rfft along the cut axis on the whole block, the rest of it piece by piece
+    assert split.stages[0] == RealFFT((2,), 10, True)
+    assert split.stages[1] == LocalFFT((1,))
+    assert (window.start, window.stop, window.axis) == (1, 4, 2)
+    split, (window,) = pipelined(backward, 4)
+    assert split.stages[-1] == RealFFT((2,), 10, False)
+    assert (window.start, window.stop, window.axis) == (0, 3, 2)
+
+
+def test_no_pipeline_and_too_few_points_leave_the_chain_as_it_is():
+    forward, _ = _chains((2, 2), "c2c")
+    assert pipelined(forward, 1) == (forward, ())
+    # a block with one point along every free axis has nothing to cut
+    chain = build_chain(default_layout((4, 4), (0, 1), (("x", 4),)), (0, 1), kind="c2c", n=None)
+    split, windows = pipelined(chain, 4)
+    assert windows == () and split.stages == chain.stages
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("grid", [(4,), (2, 2), (2, 4), (2, 2, 2)])
+@pytest.mark.parametrize("kind", ["c2c", "r2c"])
+def test_pipelined_plans_match_numpy(engine, grid, kind):
+    _native_or_skip(engine)
+    rng = np.random.default_rng(7)
+    shape = (16, 12, 10)
+    x = random_array(rng, shape, np.float64 if kind == "r2c" else np.complex128)
+    mesh = _mesh(grid)
+    plan = pfft.plan(shape, x.dtype, mesh, kind=kind, engine=engine, pipeline=3)
+    y = jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding))
+    want = np.fft.rfftn(x) if kind == "r2c" else np.fft.fftn(x)
+    assert rel_err(y, want) < 1e-14
+    assert y.sharding.is_equivalent_to(plan.out_sharding, y.ndim)
+    back = jax.jit(plan.backward)(y)
+    assert rel_err(back, x) < 1e-14
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pipelined_r2r_dealiased_and_padded_spectrum_plans_match_numpy(engine):
+    _native_or_skip(engine)
+    rng = np.random.default_rng(8)
+    mesh = pfft.make_mesh((2, 2))
+    x = rng.standard_normal((12, 8, 10))
+    plan = pfft.plan(x.shape, x.dtype, mesh, kinds=("dct2", "fft", "dst1"), norm="ortho",
+                     engine=engine, pipeline=2)
+    y = jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding))
+    want = scipy.fft.dst(np.fft.fft(scipy.fft.dct(x, 2, axis=0, norm="ortho"), axis=1,
+                                    norm="ortho"), 1, axis=2, norm="ortho")
+    assert rel_err(y, want) < 1e-14
+    # dealiased: the lowest 8 frequencies of a 12-point grid along each axis
+    z = rng.standard_normal((12, 12, 12))
+    plan = pfft.plan((8, 8, 8), z.dtype, mesh, kind="r2c", padding=1.5, engine=engine,
+                     pipeline=4)
+    full = np.fft.rfftn(z) * (8 / 12) ** 3
+    keep = np.r_[0:4, 8:12]
+    want = full[np.ix_(keep, keep, np.arange(5))]
+    y = jax.jit(plan.forward)(jax.device_put(z, plan.in_sharding))
+    assert rel_err(y, want) < 1e-14
+    # spectrum="padded": one exchange fewer, the padded spectrum's real part equal
+    plan = pfft.plan((16, 12, 10), z.dtype, mesh, kind="r2c", spectrum="padded",
+                     engine=engine, pipeline=2)
+    x = rng.standard_normal((16, 12, 10))
+    y = np.asarray(jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding)))
+    want = np.fft.rfftn(x)
+    assert rel_err(y[tuple(slice(0, n) for n in want.shape)], want) < 1e-14
+    back = jax.jit(plan.backward)(jax.device_put(y, plan.out_sharding))
+    assert rel_err(back, x) < 1e-14
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("grid", [(4,), (2, 4)])
+def test_pipelined_gradients_are_the_transposed_dft(engine, grid):
+    """fftn is symmetric (F^T = F): the cotangent of y = fftn(x) pulled back is
+    fftn(ct); rfftn's is the transposed real DFT, checked against the dense matrix."""
+    _native_or_skip(engine)
+    rng = np.random.default_rng(9)
+    mesh = pfft.make_mesh(grid)
+    shape = (8, 8, 6)
+    x = random_array(rng, shape, np.complex128)
+    ct = random_array(rng, shape, np.complex128)
+    plan = pfft.plan(shape, x.dtype, mesh, engine=engine, pipeline=2)
+    xs = jax.device_put(x, plan.in_sharding)
+    pull = jax.jit(lambda a, c: jax.vjp(plan.forward, a)[1](c)[0])
+    got = pull(xs, jax.device_put(ct, plan.out_sharding))
+    assert rel_err(got, np.fft.fftn(ct)) < 1e-14
+    # a real plan: d/dx of sum(re(w * rfftn(x))) is re of the transposed real DFT of w
+    xr = rng.standard_normal(shape)
+    rplan = pfft.plan(shape, xr.dtype, mesh, kind="r2c", engine=engine, pipeline=2)
+    w = random_array(rng, rplan.out_shape, np.complex128)
+    ws = jax.device_put(w, rplan.out_sharding)
+    grad = jax.jit(jax.grad(lambda a: jnp.sum(jnp.real(rplan.forward(a) * ws))))(
+        jax.device_put(xr, rplan.in_sharding))
+    basis = np.eye(xr.size).reshape((xr.size,) + shape)
+    dense = np.fft.rfftn(basis, axes=(1, 2, 3)).reshape(xr.size, -1)
+    want = np.real(dense @ w.reshape(-1)).reshape(shape)
+    assert rel_err(grad, want) < 1e-13
+
+
+def test_pipelined_plan_under_vmap_matches_numpy():
+    rng = np.random.default_rng(10)
+    mesh = pfft.make_mesh((2, 2))
+    plan = pfft.plan((8, 8, 6), np.complex128, mesh, engine="xla", pipeline=2)
+    xs = random_array(rng, (3, 8, 8, 6), np.complex128)
+    y = jax.vmap(plan.forward)(jnp.stack([jax.device_put(x, plan.in_sharding) for x in xs]))
+    assert rel_err(y, np.fft.fftn(xs, axes=(1, 2, 3))) < 1e-14
+
+
+@pytest.mark.parametrize("grid,exchanges", [((4,), 1), ((2, 4), 2)])
+def test_each_exchange_runs_as_one_collective_a_piece(grid, exchanges):
+    mesh = pfft.make_mesh(grid)
+    plain = pfft.plan((16, 16, 16), np.complex64, mesh, engine="xla")
+    piped = pfft.plan((16, 16, 16), np.complex64, mesh, engine="xla", pipeline=4)
+    assert plain.collectives()["all-to-all"] == exchanges
+    assert piped.collectives()["all-to-all"] == 4 * exchanges
+    assert piped.collectives(reverse=True)["all-to-all"] == 4 * exchanges
+    text = str(piped)
+    assert "pipeline 4" in text and text.count("pipelined: 4 pieces along axis") == exchanges
+
+
+def test_pipeline_is_part_of_the_plan_and_checked():
+    mesh = pfft.make_mesh((2, 2))
+    assert pfft.plan((8, 8, 8), np.complex64, mesh, pipeline=2) is not \
+        pfft.plan((8, 8, 8), np.complex64, mesh)
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="pipeline must be an integer"):
+            pfft.plan((8, 8, 8), np.complex64, mesh, pipeline=bad)
