@@ -10,6 +10,9 @@ with the transfer itself replaced by one copy of the same bytes
 cuFFT on GPUs, DUCC on CPUs), ``xla`` (``lax.fft``) and ``auto`` (the per-stage engine
 :class:`pfft.engines.choice.PerStageEngine`: ``lax.fft`` for transforms over the
 innermost axes, native for strided ones; what ``engine="auto"`` runs on GPUs).
+Pipelines (``--pipelines``): each engine's program as planned with ``pipeline=k``
+(:mod:`pfft.pipeline`: each exchange's window of stages run on ``k`` pieces of the
+block), ``1`` being the unpipelined program.
 
 For each configuration, in one run:
 
@@ -20,12 +23,17 @@ For each configuration, in one run:
   what the program spends in copies that a real exchange replaces by the transfer;
   the rest is the device's local work, what :mod:`benchmarks.model` adds the modelled
   transfers to;
+- for a pipelined program, the time of its stages outside every window (each run of
+  them compiled and timed as a program of its own, less its stand-in copies): local
+  work that runs on the whole block, which no piece's transfer can overlap (the CSV's
+  ``outside_ms``: 0 where the windows cover every stage, blank for ``pipeline`` 1);
 - the memory the program needs, from ``compiled.memory_analysis()`` (arguments +
   outputs + temporaries), in blocks of its input: kept, and with the input donated
   (``donate_argnums``, less what XLA aliases);
-- the agreement of the engines (a strided sample of each output against the ``xla``
-  engine's) and, for blocks up to ``--check-max-mib``, the error against numpy in
-  float64 of the same block-level math (:func:`block_math`).
+- the agreement of the engines and pipelines (a strided sample of each output against
+  the unpipelined ``xla`` engine's) and, for blocks up to ``--check-max-mib``, the
+  error against numpy in float64 of the same block-level math (:func:`block_math`,
+  which a pipelined program computes as well).
 
 Configurations whose compiled program would not fit the device's memory are marked
 and not run; so are those left when ``--budget-s`` seconds have passed. A failing case
@@ -34,7 +42,8 @@ and not run; so are those left when ``--budget-s`` seconds have passed. A failin
 ``per_device_<platform>.{md,csv}`` under ``--out``; every CSV row carries the machine,
 the date and the command (:mod:`benchmarks.model` reads them).
 
-    python -m benchmarks.per_device --platform cpu --sizes 32 --devices 4 8
+    python -m benchmarks.per_device --platform cpu --sizes 32 --devices 4 8 \\
+        --pipelines 1 2
     XLA_PYTHON_CLIENT_MEM_FRACTION=0.95 python -m benchmarks.per_device --platform gpu \\
         --sizes 1024 2048 512 --devices 4 8 64 256 --budget-s 100 --out results
 """
@@ -63,21 +72,24 @@ import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
 from pfft.autodiff import FORWARD  # noqa: E402
-from pfft.core import PlanCore  # noqa: E402
+from pfft.core import PlanCore, boundary_dtype  # noqa: E402
 from pfft.engines import native  # noqa: E402
 from pfft.engines import xla as xla_engine  # noqa: E402
 from pfft.engines.choice import PerStageEngine, engine_for_plan  # noqa: E402
+from pfft.executor import run_chain  # noqa: E402
 from pfft.grid import dims_create  # noqa: E402
 from pfft.interfaces import TransportCapabilities  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
+from pfft.pipeline import pipelined  # noqa: E402
 from pfft.planner import Chain  # noqa: E402
 from pfft.stages import Exchange, LocalFFT, RealFFT  # noqa: E402
 
 from .common import first_device, median_time, write_results  # noqa: E402
 from .model import measured_table  # noqa: E402
 
-__all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures", "machine",
-           "main", "COLUMNS", "CopyTransport", "transfer", "block_math"]
+__all__ = ["Case", "Outside", "cases", "engines_for", "program", "run", "rows", "failures",
+           "machine", "main", "COLUMNS", "CopyTransport", "transfer", "block_math", "run_order",
+           "outside_runs", "outside_program", "exchange_bytes"]
 
 ENGINES = ("native", "xla", "auto")
 PLANS = ("slab", "pencil")
@@ -86,11 +98,17 @@ TOLERANCE = 1e-5              # relative L2, single precision, between engines a
 BATCH_S = 2e-3                # calls shorter than this are timed in back-to-back batches
 FITS = 0.97                   # share of the device's memory a program may plan to use
 
+PIPELINES = (1, 4)            # pieces of each exchange's window (1: unpipelined)
+
+#: The CSV's columns. ``exchange_mib``: the bytes entering each exchange of the chain
+#: (a pipelined exchange's pieces summed); ``outside_ms``: the pipelined program's local
+#: work outside every window (0 where the windows cover every stage; blank for
+#: ``pipeline`` 1, where nothing is pipelined).
 COLUMNS = ["platform", "device", "device_memory_gib", "date", "jax", "command", "n",
-           "devices", "plan", "grid", "kind", "engine", "fft_engines", "block_mib",
+           "devices", "plan", "grid", "kind", "engine", "pipeline", "fft_engines", "block_mib",
            "exchanges", "exchange_groups", "exchange_sizes", "exchange_mib", "ms", "copy_ms",
-           "copies_ms", "local_ms", "local_over_copy", "kept_blocks", "donated_blocks",
-           "kept_gib", "donated_gib", "engine_diff", "numpy_err", "status"]
+           "copies_ms", "local_ms", "outside_ms", "local_over_copy", "kept_blocks",
+           "donated_blocks", "kept_gib", "donated_gib", "engine_diff", "numpy_err", "status"]
 
 
 # -- the stand-in transport -------------------------------------------------------------
@@ -260,11 +278,13 @@ def block_math(x: np.ndarray, chain: Chain) -> np.ndarray:
 
 @dataclass
 class Case:
-    """One configuration: ``n³`` over ``devices`` on a ``plan`` grid, one kind, one engine.
+    """One configuration: ``n³`` over ``devices`` on a ``plan`` grid, one kind, one
+    engine, its exchanges pipelined in ``pipeline`` pieces (1: not pipelined).
 
     ``status`` is empty while the case can run, else why it did not ("does not fit
     ...", "not run ...") or how it failed ("error: ...", "OOM"). The other attributes
-    are filled as the case is built, compiled and run.
+    are filled as the case is built, compiled and run (``outside``: the programs of
+    the stages a pipelined chain runs outside its windows).
     """
 
     n: int
@@ -272,22 +292,45 @@ class Case:
     plan: str
     kind: str
     engine: str
+    pipeline: int = 1
     status: str = ""
     grid: tuple[int, ...] = ()
     core: PlanCore | None = None
     transfers: list = field(default_factory=list)
     fft_engines: str = ""
     compiled: object = None
+    outside: list = field(default_factory=list)
     result: dict = field(default_factory=dict)
 
     @property
     def key(self) -> tuple:
-        """The configuration without the engine (engines are compared within one)."""
+        """The configuration without the engine and the pipeline (those are compared
+        within one)."""
         return (self.n, self.devices, self.plan, self.kind)
+
+    @property
+    def name(self) -> str:
+        """``"32³ p=4 slab c2c auto"``, with ``" pipeline 4"`` where pipelined."""
+        return (f"{self.n}³ p={self.devices} {self.plan} {self.kind} {self.engine}"
+                + (f" pipeline {self.pipeline}" if self.pipeline > 1 else ""))
 
     @property
     def in_dtype(self) -> np.dtype:
         return np.dtype(np.float32 if self.kind == "r2c" else np.complex64)
+
+
+@dataclass
+class Outside:
+    """Stages ``start`` to ``stop - 1`` of a pipelined chain, outside every window: a
+    program of their own on a block of ``shape`` and ``dtype`` (``transfers``: those
+    it traces, as :attr:`Case.transfers`)."""
+
+    start: int
+    stop: int
+    chain: Chain
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    transfers: list = field(default_factory=list)
 
 
 def grid_of(plan: str, devices: int) -> tuple[int, ...]:
@@ -305,10 +348,20 @@ def grid_of(plan: str, devices: int) -> tuple[int, ...]:
     raise ValueError(f"plan must be one of {PLANS}, got {plan!r}")
 
 
-def cases(sizes, devices, plans=PLANS, kinds=KINDS, engines=ENGINES) -> list[Case]:
-    """Every configuration, sizes in the order given (the first run first)."""
-    return [Case(n, p, plan, kind, engine) for n in sizes for p in devices for plan in plans
-            for kind in kinds for engine in engines]
+def cases(sizes, devices, plans=PLANS, kinds=KINDS, engines=ENGINES,
+          pipelines=(1,)) -> list[Case]:
+    """Every configuration, sizes in the order given (the first run first).
+
+    Raises
+    ------
+    ValueError
+        For a pipeline below 1.
+    """
+    bad = [k for k in pipelines if k < 1]
+    if bad:
+        raise ValueError(f"pipelines must be at least 1, got {bad}")
+    return [Case(n, p, plan, kind, engine, k) for n in sizes for p in devices
+            for plan in plans for kind in kinds for engine in engines for k in pipelines]
 
 
 def engines_for(device, names) -> dict:
@@ -353,7 +406,112 @@ def _build(case: Case, engine) -> None:
         return
     case.core = PlanCore(shape, np.complex64, (0, 1, 2), "backward", layout, kind=case.kind,
                          n=None, spectrum="numpy", dealiased=(), engine=engine,
-                         transport=CopyTransport(mesh_shape))
+                         transport=CopyTransport(mesh_shape), pipeline=case.pipeline)
+
+
+def run_order(chain: Chain, windows) -> list[int]:
+    """The stage indices of ``chain`` (a pipelined chain, ``windows`` its windows) in
+    the order :func:`pfft.executor.run_chain` traces them: a window's stages once per
+    piece, every other stage once."""
+    starts = {w.start: w for w in windows}
+    out, i = [], 0
+    while i < len(chain.stages):
+        w = starts.get(i)
+        if w is None:
+            out.append(i)
+            i += 1
+        else:
+            out += list(range(w.start, w.stop)) * w.pieces
+            i = w.stop
+    return out
+
+
+def _dtype_before(chain: Chain, start: int, dtype: np.dtype) -> np.dtype:
+    """The dtype of the block entering stage ``start`` of the forward ``chain`` of a
+    plan computing in the complex ``dtype``: real until a real-to-complex stage, complex
+    after it (and the reverse for complex-to-real)."""
+    out = boundary_dtype(chain, dtype, first=True)
+    for st in chain.stages[:start]:
+        if isinstance(st, RealFFT):
+            out = np.dtype(dtype) if st.to_complex else np.dtype(np.finfo(dtype).dtype)
+    return out
+
+
+def outside_runs(core: PlanCore) -> list[Outside]:
+    """The maximal runs of stages that ``core``'s pipelined chain runs outside every
+    window (on the whole block), each as a chain of its own; none for an unpipelined
+    plan. Each run starts and ends in numpy's axis order: exact for a run that starts
+    the chain (a slab's or a real transform's first stage), while a later run could
+    take a reorder more or less than the program does."""
+    pieces = core.transform.pipeline
+    if pieces < 2:
+        return []
+    chain, windows = pipelined(core.chain, pieces)
+    inside = {i for w in windows for i in range(w.start, w.stop)}
+    layouts = (chain.in_layout,) + chain.layouts()
+    out, i = [], 0
+    while i < len(chain.stages):
+        if i in inside:
+            i += 1
+            continue
+        a = i
+        while i < len(chain.stages) and i not in inside:
+            i += 1
+        sub = Chain(layouts[a], layouts[i], chain.stages[a:i])
+        out.append(Outside(a, i, sub, tuple(layouts[a].local_shape),
+                           _dtype_before(chain, a, core.dtype)))
+    return out
+
+
+def outside_program(core: PlanCore, run: Outside):
+    """The program of ``run`` (:func:`outside_runs`): ``f(block, live)``, the chain's
+    stages run unpipelined with ``core``'s engine and stand-in transport. Tracing it
+    sets ``run.transfers``."""
+    transport = core.transform.transport
+
+    def stages(block, live):
+        with transport.running(live) as transfers:
+            out = run_chain(block, run.chain, inverse=False, scale=1.0,
+                            engine=core.transform.engine, transport=transport)
+        run.transfers[:] = transfers
+        return out
+    return stages
+
+
+def exchange_bytes(core: PlanCore, transfers) -> list[int]:
+    """The bytes entering each exchange of ``core``'s chain, in order, from the
+    ``(shape, dtype)`` of each transfer its program traced: a pipelined exchange's
+    pieces summed.
+
+    Raises
+    ------
+    ValueError
+        Where ``transfers`` are not one per exchange the program runs.
+    """
+    chain, windows = pipelined(core.chain, core.transform.pipeline)
+    order = [i for i in run_order(chain, windows) if isinstance(chain.stages[i], Exchange)]
+    if len(order) != len(transfers):
+        raise ValueError(f"{len(transfers)} transfers traced, but the chain runs "
+                         f"{len(order)} exchanges (pieces counted)")
+    total = {i: 0 for i, st in enumerate(chain.stages) if isinstance(st, Exchange)}
+    for i, (shape, dtype) in zip(order, transfers):
+        total[i] += math.prod(shape) * np.dtype(dtype).itemsize
+    return list(total.values())
+
+
+def _stage_engines(core: PlanCore, log: list[str]) -> list[str]:
+    """The per-stage engine's log of a trace (one entry a call) as one entry per FFT
+    stage of the chain that runs (a pipelined stage's pieces joined: ``"xla/native"``
+    where they differ); the log itself where it is not one entry per call."""
+    chain, windows = pipelined(core.chain, core.transform.pipeline)
+    order = [i for i in run_order(chain, windows)
+             if isinstance(chain.stages[i], (LocalFFT, RealFFT))]
+    if not windows or len(order) != len(log):
+        return list(log)
+    by = {}
+    for i, name in zip(order, log):
+        by.setdefault(i, dict())[name] = None
+    return ["/".join(names) for names in by.values()]
 
 
 def program(core: PlanCore, record: list | None = None):
@@ -384,7 +542,7 @@ def _lower(case: Case, device):
             kept = jax.jit(fn).lower(*specs)
     else:
         kept = jax.jit(fn).lower(*specs)
-    case.fft_engines = ", ".join(log)
+    case.fft_engines = ", ".join(_stage_engines(case.core, log))
     with warnings.catch_warnings():                 # donated buffers of other shapes
         warnings.simplefilter("ignore")
         donated = jax.jit(fn, donate_argnums=0).lower(*specs)
@@ -551,7 +709,12 @@ def _prepare(c: Case, engine, device, comp: _Compiler, limit: int):
         kept, donated = _lower(c, device)
         comp.helper(("block", shape, c.in_dtype), _make_block(shape, c.in_dtype))
         comp.helper(("copy",), jnp.copy, (shape, c.in_dtype))
-        for t in c.transfers:
+        c.outside = outside_runs(c.core)
+        for r in c.outside:                     # tracing each records its transfers
+            comp.helper(("block", r.shape, r.dtype), _make_block(r.shape, r.dtype))
+            comp.helper(("outside", c.name, r.start), outside_program(c.core, r),
+                        (r.shape, r.dtype), ((), np.bool_))
+        for t in c.transfers + [t for r in c.outside for t in r.transfers]:
             comp.helper(("transfer",), transfer, _transfer_spec(*t), ((), np.bool_))
         out = jax.eval_shape(program(c.core), jax.ShapeDtypeStruct(shape, c.in_dtype),
                              jax.ShapeDtypeStruct((), np.bool_))
@@ -601,37 +764,58 @@ def _measure(c: Case, comp: _Compiler, live, repeats: int, check_max_mib: float)
     c.result["copy_ms"] = _timed(comp.helper(("copy",), jnp.copy, (shape, c.in_dtype)).result(), x,
                                  repeats=repeats)
     del x
-    copies = 0.0
-    for t in c.transfers:
+    c.result["copies_ms"] = _copies_ms(c.transfers, comp, live, repeats)
+    if c.pipeline > 1:
+        c.result["outside_ms"] = sum(_outside_ms(c, r, comp, live, repeats) for r in c.outside)
+
+
+def _copies_ms(transfers, comp: _Compiler, live, repeats: int) -> float:
+    """The stand-in copies of ``transfers``, each timed by itself, summed."""
+    total = 0.0
+    for t in transfers:
         spec = _transfer_spec(*t)
         fn = comp.helper(("transfer",), transfer, spec, ((), np.bool_)).result()
         a = jnp.zeros(*spec, device=comp.device)
         fn(a, live).block_until_ready()
-        copies += _timed(fn, a, live, repeats=repeats)
+        total += _timed(fn, a, live, repeats=repeats)
         del a
-    c.result["copies_ms"] = copies
+    return total
+
+
+def _outside_ms(c: Case, r: Outside, comp: _Compiler, live, repeats: int) -> float:
+    """The time of the stages ``r`` of ``c``'s pipelined chain run by themselves on a
+    block of their input's shape and dtype, less the stand-in copies they make."""
+    x = comp.helper(("block", r.shape, r.dtype), _make_block(r.shape, r.dtype)).result()()
+    fn = comp.helper(("outside", c.name, r.start), outside_program(c.core, r),
+                     (r.shape, r.dtype), ((), np.bool_)).result()
+    fn(x, live).block_until_ready()
+    ms = _timed(fn, x, live, repeats=repeats)
+    del x
+    return ms - _copies_ms(r.transfers, comp, live, repeats)
 
 
 def _compare(group: list[Case]) -> None:
-    """Each engine's sample against the xla engine's (else the first run's), per
-    configuration."""
+    """Each engine's and pipeline's sample against the reference of its configuration:
+    the unpipelined xla engine's (else the first xla run's, else the first run's)."""
     for key in dict.fromkeys(c.key for c in group):
         ran = [c for c in group if c.key == key and "probe" in c.result]
         if not ran:
             continue
-        ref = next((c for c in ran if c.engine == "xla"), ran[0])
+        xla = [c for c in ran if c.engine == "xla"]
+        ref = next((c for c in xla if c.pipeline == 1), (xla or ran)[0])
         for c in ran:
             c.result["engine_diff"] = _rel(c.result["probe"], ref.result["probe"])
-            c.result["reference"] = ref.engine
+            c.result["reference"] = (ref.engine if ref.pipeline == 1
+                                     else f"{ref.engine} pipeline {ref.pipeline}")
 
 
 def _line(c: Case) -> str:
     r = c.result
-    what = f"{c.n}^3 p={c.devices} {c.plan} {c.kind} {c.engine}"
     if c.status:
-        return f"{what}: {c.status}"
-    return (f"{what}: {r['ms']:.3g} ms (copy {r['copy_ms']:.3g}, in copies "
-            f"{r['copies_ms']:.3g}), memory {r.get('kept_blocks', math.nan):.2f} / "
+        return f"{c.name}: {c.status}"
+    outside = (f", outside windows {r['outside_ms']:.3g} ms" if "outside_ms" in r else "")
+    return (f"{c.name}: {r['ms']:.3g} ms (copy {r['copy_ms']:.3g}, in copies "
+            f"{r['copies_ms']:.3g}{outside}), memory {r.get('kept_blocks', math.nan):.2f} / "
             f"{r.get('donated_blocks', math.nan):.2f} blocks")
 
 
@@ -640,7 +824,7 @@ def failures(cases_: list[Case]) -> list[str]:
     of memory is marked in the table, not counted here: it says how much fits)."""
     out = []
     for c in cases_:
-        what = f"{c.n}³ p={c.devices} {c.plan} {c.kind} {c.engine}"
+        what = c.name
         if c.status.startswith("error"):
             out.append(f"{what}: {c.status}")
         for key in ("engine_diff", "numpy_err"):
@@ -657,7 +841,8 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
         r = c.result
         row = dict(meta, n=c.n, devices=c.devices, plan=c.plan,
                    grid="x".join(map(str, c.grid or grid_of(c.plan, c.devices))),
-                   kind=c.kind, engine=c.engine, fft_engines=c.fft_engines, status=c.status or "ok")
+                   kind=c.kind, engine=c.engine, pipeline=c.pipeline, fft_engines=c.fft_engines,
+                   status=c.status or "ok")
         if c.core is not None:
             layout = c.core.chain.in_layout
             names = [m for m, _ in layout.mesh_shape]
@@ -669,9 +854,10 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
             row["exchange_groups"] = ";".join("+".join(str(names.index(m)) for m in g)
                                               for g in groups)
             row["exchange_sizes"] = ";".join(str(st.size) for st in ex)
-            row["exchange_mib"] = ";".join(f"{math.prod(s) * d.itemsize / 2**20:.6g}"
-                                           for s, d in c.transfers)
-        for key in ("ms", "copy_ms", "copies_ms", "engine_diff", "numpy_err"):
+            if c.transfers:                       # traced
+                row["exchange_mib"] = ";".join(f"{b / 2**20:.6g}"
+                                               for b in exchange_bytes(c.core, c.transfers))
+        for key in ("ms", "copy_ms", "copies_ms", "outside_ms", "engine_diff", "numpy_err"):
             row[key] = r.get(key, "")
         if "ms" in r:
             row["local_ms"] = r["ms"] - r["copies_ms"]
@@ -702,6 +888,9 @@ def main(argv=None) -> None:
     ap.add_argument("--plans", nargs="+", choices=PLANS, default=list(PLANS))
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     ap.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    ap.add_argument("--pipelines", type=int, nargs="+", default=list(PIPELINES),
+                    help="pieces each exchange's window is cut into (pfft's pipeline=; "
+                         "1: unpipelined; default: %(default)s)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--check-max-mib", type=float, default=4.0,
                     help="largest input block (MiB) checked against numpy on the host")
@@ -720,7 +909,10 @@ def main(argv=None) -> None:
               f"{args.repeats} after a warm-up; `{command}`")
     print(header, flush=True)
     started = time.perf_counter()
-    done = run(cases(args.sizes, args.devices, args.plans, args.kinds, args.engines), device,
+    if min(args.pipelines) < 1:
+        ap.error(f"--pipelines must be at least 1, got {args.pipelines}")
+    done = run(cases(args.sizes, args.devices, args.plans, args.kinds, args.engines,
+                     args.pipelines), device,
                repeats=args.repeats, check_max_mib=args.check_max_mib, budget_s=args.budget_s,
                workers=args.workers, progress=lambda s: print(s, file=sys.stderr, flush=True))
     out = rows(done, meta)

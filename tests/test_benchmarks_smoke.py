@@ -409,20 +409,26 @@ def test_mpi_scaling_tiny():
 
 
 def test_per_device_benchmark_tiny(tmp_path):
-    """`python -m benchmarks.per_device --platform cpu` at 16³ over 4 and 8 devices: a row
-    per grid, plan, kind and engine with the CSV's columns; each engine's result equal to
-    the xla engine's and to numpy's block-level math; times, copies and memory sane."""
+    """`python -m benchmarks.per_device --platform cpu --pipelines 1 2` at 16³ over 4 and 8
+    devices: a row per grid, plan, kind, engine and pipeline with the CSV's columns; each
+    result (pipelined or not) equal to the unpipelined xla engine's and to numpy's
+    block-level math; one size per exchange, a pipelined exchange's pieces summed; the
+    stages outside the windows timed where a pipelined chain has them (a slab's FFT
+    along the cut axis, a real transform's first stage), none for a pencil's fftn;
+    times, copies and memory sane."""
     proc, rows = _run_benchmark("per_device", "--platform", "cpu", "--sizes", "16",
-                                "--devices", "4", "8", "--repeats", "2", out=tmp_path,
-                                name="per_device_cpu")
+                                "--devices", "4", "8", "--repeats", "2", "--pipelines", "1",
+                                "2", out=tmp_path, name="per_device_cpu")
     from benchmarks.per_device import COLUMNS
     from pfft.engines import native
     assert list(rows[0]) == COLUMNS
-    assert [(r["devices"], r["plan"], r["kind"], r["engine"]) for r in rows] == [
-        (p, plan, kind, engine) for p in ("4", "8") for plan in ("slab", "pencil")
-        for kind in ("c2c", "r2c") for engine in ("native", "xla", "auto")]
+    assert [(r["devices"], r["plan"], r["kind"], r["engine"], r["pipeline"]) for r in rows] == [
+        (p, plan, kind, engine, k) for p in ("4", "8") for plan in ("slab", "pencil")
+        for kind in ("c2c", "r2c") for engine in ("native", "xla", "auto") for k in ("1", "2")]
     ok = [r for r in rows if r["status"] == "ok"]
-    assert len(ok) == (24 if native.available("cpu") else 8), [r["status"] for r in rows]
+    assert len(ok) == (48 if native.available("cpu") else 16), [r["status"] for r in rows]
+    unpiped = {(r["devices"], r["plan"], r["kind"], r["engine"]): r for r in ok
+               if r["pipeline"] == "1"}
     for r in ok:
         assert r["platform"] == "cpu" and r["command"].startswith("python -m benchmarks.per_device")
         assert r["grid"] == {("slab", "4"): "4", ("slab", "8"): "8", ("pencil", "4"): "2x2",
@@ -435,13 +441,28 @@ def test_per_device_benchmark_tiny(tmp_path):
         assert float(r["numpy_err"]) < 1e-5 and float(r["engine_diff"]) < 1e-5, r
         # at least the input and the output; donating the input never costs more
         assert 2 <= float(r["donated_blocks"]) <= float(r["kept_blocks"]) < 8, r
+        if r["pipeline"] == "1":
+            assert r["outside_ms"] == "", r
+            continue
+        # the pieces' bytes add up to the unpipelined exchange's
+        same = unpiped[r["devices"], r["plan"], r["kind"], r["engine"]]
+        assert [float(v) for v in r["exchange_mib"].split(";")] == pytest.approx(
+            [float(v) for v in same["exchange_mib"].split(";")]), r
+        outside = float(r["outside_ms"])
+        if (r["plan"], r["kind"]) == ("pencil", "c2c"):      # windows cover every stage
+            assert outside == 0, r
+        else:
+            assert 0 < outside < math.inf, r
     for r in ok:
         if r["engine"] == "auto":   # lax.fft for the innermost axes first, native for the
             engines = r["fft_engines"].split(", ")      # leading ones; a middle axis: XLA
             assert engines[0] == "xla" and "native" in engines, r
-            assert len(engines) == (2 if r["plan"] == "slab" else 3), r
-    assert "| 16³ | 8 | pencil 2x4 | r2c | xla |" in proc.stdout
-    assert (tmp_path / "per_device_cpu.md").read_text().count("| 16³ |") == 24
+            # one entry per FFT stage that runs: a pipelined slab splits its 2-D FFT
+            assert len(engines) == (2 if (r["plan"], r["pipeline"]) == ("slab", "1")
+                                    else 3), r
+    assert "| 16³ | 8 | pencil 2x4 | r2c | xla | 1 |" in proc.stdout
+    assert "| 16³ | 8 | pencil 2x4 | r2c | xla | 2 |" in proc.stdout
+    assert (tmp_path / "per_device_cpu.md").read_text().count("| 16³ |") == 48
 
 
 def test_per_device_stand_in_never_takes_the_pieces_path():
@@ -454,13 +475,15 @@ def test_per_device_stand_in_never_takes_the_pieces_path():
     if not native.available("cpu"):
         pytest.skip("native CPU kernels not built")
     engine = BoundEngine(native, 1, "cpu", "auto")
-    assert engine.PIECES and not pieces.enabled(engine, CopyTransport((("x", 4),)))
+    assert engine.capabilities.pieces and not pieces.enabled(engine, CopyTransport((("x", 4),)))
 
 
 def test_model_per_device_arithmetic():
     """The model's figures worked by hand: (1 - 1/p) of each exchange's block at 370 GB/s
     on NVLink inside a node of 8 and 48 GB/s over InfiniBand, whichever side is slower;
-    the overlap of local work and exchanges; the largest N³ that fits."""
+    the overlap of local work and exchanges, modelled for an unpipelined program and
+    from a pipelined one's measured work outside and inside its windows; the largest N³
+    that fits."""
     from benchmarks import model
     mib = 2 ** 20
     slab = model.per_device_prediction(dict(grid="8", exchange_groups="0",
@@ -469,6 +492,21 @@ def test_model_per_device_arithmetic():
     assert slab["exchange_s"] == [pytest.approx(comm)] and comm == pytest.approx(2.539e-3, 1e-3)
     assert slab["serial_s"] == pytest.approx(3e-3 + comm)
     assert slab["overlap_s"] == pytest.approx(3e-3 + comm / 4)       # local work the longer
+    assert slab["overlap_kind"] == "model" and slab["pipeline"] == 1
+    assert math.isnan(slab["outside_s"])
+    # pipelined in 4: 0.5 ms on the whole block, then 2.5 ms of windows beside the
+    # exchange (the longer by a little), one piece of the windows' work unhidden
+    piped = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
+                                             local_ms=3.0, pipeline="4", outside_ms="0.5"))
+    assert piped["overlap_kind"] == "measured-pipeline" and piped["pipeline"] == 4
+    assert piped["serial_s"] == pytest.approx(3e-3 + comm)
+    assert piped["overlap_s"] == pytest.approx(0.5e-3 + comm + 2.5e-3 / 4)
+    whole = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
+                                             local_ms=3.0, pipeline=4, outside_ms=3.0))
+    assert whole["overlap_s"] == pytest.approx(whole["serial_s"])     # nothing to overlap
+    with pytest.raises(ValueError, match="outside_ms"):
+        model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
+                                         local_ms=3.0, pipeline=4, outside_ms=""))
     pencil = model.per_device_prediction(dict(grid="2x4", exchange_groups="1;0",
                                               exchange_mib="1024;1024", local_ms=1.0))
     assert pencil["exchange_s"] == pytest.approx([0.75 * 1024 * mib / 370e9,
@@ -497,21 +535,29 @@ def test_model_per_device_arithmetic():
                                          local_ms=1.0))
 
 
-def _per_device_csv(path, local_ms):
-    """A per-device CSV with the rows the anchors need (figures chosen, not measured)."""
+def _per_device_csv(path, local_ms, pipelined=True):
+    """A per-device CSV with the rows the anchors need (figures chosen, not measured):
+    unpipelined native and xla rows, and (``pipelined``) a pipelined xla row at 1024³ on
+    8 slabs with 0.5 ms of its local work outside the windows; without ``pipelined``, in
+    the columns of a run from before the pipeline option."""
     from benchmarks.per_device import COLUMNS
     cases = [(1024, 8, "slab", "8", "0", "8", "1024"),
              (1024, 8, "pencil", "2x4", "1;0", "4;2", "1024;1024"),
              (2048, 256, "slab", "256", "0", "256", "256"),
              (1024, 4, "slab", "4", "0", "4", "2048")]
+    columns = [c for c in COLUMNS if pipelined or c not in ("pipeline", "outside_ms")]
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for n, p, plan, grid, groups, sizes, mib in cases:
-            for engine, extra in (("native", 0.0), ("xla", 1.0)):
+            runs = [("native", 0.0, 1, ""), ("xla", 1.0, 1, "")]
+            if pipelined and (n, p, plan) == (1024, 8, "slab"):
+                runs.append(("xla", 0.0, 4, 0.5))
+            for engine, extra, pieces, outside in runs:
                 local = local_ms + extra
                 writer.writerow({k: "" for k in COLUMNS} | dict(
-                    platform="gpu", device="Test GPU 80GB", device_memory_gib="75.6",
+                    pipeline=pieces, outside_ms=outside, platform="gpu", device="Test GPU 80GB",
+                    device_memory_gib="75.6",
                     date="2026-01-02", jax="0.0", command="python -m benchmarks.per_device "
                     "--platform gpu", n=n, devices=p, plan=plan, grid=grid, kind="c2c",
                     engine=engine, block_mib=8 * n ** 3 / p / 2 ** 20,
@@ -538,15 +584,33 @@ def test_model_per_device_report(tmp_path):
     assert text.startswith("*Measured on Test GPU 80GB (75.6 GiB for XLA), jax 0.0, 2026-01-02: "
                            "`python -m benchmarks.per_device --platform gpu`.")
     today, comm = 3.0 + 7 / 8 * 2 ** 30 / 370e9 * 1e3, 7 / 8 * 2 ** 30 / 370e9 * 1e3
-    assert f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | {3.0 + comm / 4:.2f} |" \
-        in text
+    piped = 0.5 + comm + 2.5 / 4         # outside the windows, then the exchange the longer
+    assert (f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | {piped:.2f} "
+            f"(slab 8, xla, pipeline 4) | {3.0 + comm / 4:.2f} |") in text
     assert f"Predicted today: {today:.2f} ms (slab 8, native" in text
     assert "in series): **not met**" in text
-    assert f"{3.0 + comm / 4:.2f} ms (slab, native): **met**" in text
+    assert f"Pipelined: {piped:.2f} ms (slab 8, xla, pipeline 4: " in text
+    assert "0.50 ms of it outside the windows" in text and "modelled): **met**" in text
+    assert "one GPU cannot show whether XLA" in text
+    assert (f"| {today:.2f} | {3.0 + comm / 4:.2f} | {piped:.2f} | xla, pipeline 4: 3.00 local "
+            f"(0.50 outside windows), {today:.2f} in series |") in text
+    assert "| 1024³ | 8 | slab 8 | c2c | xla | 4 |" in text
     for header in ("(ms, measured)", "(ms, modelled)", "(blocks, measured)",
-                   "pfft today (ms): local measured"):
+                   "pfft today (ms): local measured",
+                   "pfft pipelined: local measured, overlap modelled (ms)"):
         assert header in text, header
     assert (tmp_path / "m.png").stat().st_size > 1000
+    # a run from before the pipeline option: unpipelined, the pipelined column not measured
+    from benchmarks import model
+    _per_device_csv(tmp_path / "old.csv", local_ms=3.0, pipelined=False)
+    old = model.per_device_report(str(tmp_path / "old.csv"))
+    assert "| 1024³ | 8 | slab 8 | c2c | xla | 1 |" in old
+    assert (f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | not measured | "
+            f"{3.0 + comm / 4:.2f} |") in old
+    assert "Pipelined: not measured (no run with a pipeline above 1). Overlapped" in old
+    assert f"{3.0 + comm / 4:.2f} ms (slab, native): **met**" in old
+    model.per_device_plot(str(tmp_path / "old.csv"), str(tmp_path / "old.png"))
+    assert (tmp_path / "old.png").stat().st_size > 1000
     bare = subprocess.run([sys.executable, "-m", "benchmarks.model", "--markdown",
                            str(tmp_path / "none.md")], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
