@@ -41,6 +41,7 @@ OLDEST_PYTHON ?= python3.11
 OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff_meshes.py \
 	tests/test_r2r_autodiff.py tests/test_shift.py tests/test_swap.py tests/test_layouts.py \
 	tests/test_engines.py tests/test_fftn.py tests/test_platforms.py tests/test_versions.py \
+	tests/test_pipeline.py \
 	tests/test_x64_off.py
 TESTS  ?= tests
 # what `make test` installs and builds before the tests (test-oldest: pfft alone)
