@@ -80,7 +80,7 @@ from pfft.executor import run_chain  # noqa: E402
 from pfft.grid import dims_create  # noqa: E402
 from pfft.interfaces import TransportCapabilities  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
-from pfft.pipeline import pipelined  # noqa: E402
+from pfft.pipeline import per_stage, pipelined, run_order  # noqa: E402
 from pfft.planner import Chain  # noqa: E402
 from pfft.stages import Exchange, LocalFFT, RealFFT  # noqa: E402
 
@@ -88,7 +88,7 @@ from .common import first_device, median_time, write_results  # noqa: E402
 from .model import measured_table  # noqa: E402
 
 __all__ = ["Case", "Outside", "cases", "engines_for", "program", "run", "rows", "failures",
-           "machine", "main", "COLUMNS", "CopyTransport", "transfer", "block_math", "run_order",
+           "machine", "main", "COLUMNS", "CopyTransport", "transfer", "block_math",
            "outside_runs", "outside_program", "exchange_bytes"]
 
 ENGINES = ("native", "xla", "auto")
@@ -409,23 +409,6 @@ def _build(case: Case, engine) -> None:
                          transport=CopyTransport(mesh_shape), pipeline=case.pipeline)
 
 
-def run_order(chain: Chain, windows) -> list[int]:
-    """The stage indices of ``chain`` (a pipelined chain, ``windows`` its windows) in
-    the order :func:`pfft.executor.run_chain` traces them: a window's stages once per
-    piece, every other stage once."""
-    starts = {w.start: w for w in windows}
-    out, i = [], 0
-    while i < len(chain.stages):
-        w = starts.get(i)
-        if w is None:
-            out.append(i)
-            i += 1
-        else:
-            out += list(range(w.start, w.stop)) * w.pieces
-            i = w.stop
-    return out
-
-
 def _dtype_before(chain: Chain, start: int, dtype: np.dtype) -> np.dtype:
     """The dtype of the block entering stage ``start`` of the forward ``chain`` of a
     plan computing in the complex ``dtype``: real until a real-to-complex stage, complex
@@ -499,21 +482,6 @@ def exchange_bytes(core: PlanCore, transfers) -> list[int]:
     return list(total.values())
 
 
-def _stage_engines(core: PlanCore, log: list[str]) -> list[str]:
-    """The per-stage engine's log of a trace (one entry a call) as one entry per FFT
-    stage of the chain that runs (a pipelined stage's pieces joined: ``"xla/native"``
-    where they differ); the log itself where it is not one entry per call."""
-    chain, windows = pipelined(core.chain, core.transform.pipeline)
-    order = [i for i in run_order(chain, windows)
-             if isinstance(chain.stages[i], (LocalFFT, RealFFT))]
-    if not windows or len(order) != len(log):
-        return list(log)
-    by = {}
-    for i, name in zip(order, log):
-        by.setdefault(i, dict())[name] = None
-    return ["/".join(names) for names in by.values()]
-
-
 def program(core: PlanCore, record: list | None = None):
     """The per-device forward program of ``core``: ``f(block, live)``, ``live`` the
     stand-in's flag (pass ``True``). Tracing it sets ``record`` to the ``(shape,
@@ -542,7 +510,8 @@ def _lower(case: Case, device):
             kept = jax.jit(fn).lower(*specs)
     else:
         kept = jax.jit(fn).lower(*specs)
-    case.fft_engines = ", ".join(_stage_engines(case.core, log))
+    chain, windows = pipelined(case.core.chain, case.core.transform.pipeline)
+    case.fft_engines = ", ".join(per_stage(chain, windows, log, (LocalFFT, RealFFT)))
     with warnings.catch_warnings():                 # donated buffers of other shapes
         warnings.simplefilter("ignore")
         donated = jax.jit(fn, donate_argnums=0).lower(*specs)

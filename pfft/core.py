@@ -25,7 +25,7 @@ from .engines.choice import PerStageEngine
 from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
-from .pipeline import pipelined
+from .pipeline import per_stage, pipelined
 from .planner import Chain, build_chain
 from .stages import LocalFFT, LocalR2R, RealFFT
 
@@ -346,7 +346,8 @@ class PlanCore:
     def fft_engines(self) -> list[str] | None:
         """For a plan whose engine chooses per transform (``engine="auto"`` on GPUs):
         the engine ("xla" or "native") each FFT stage of :meth:`forward` runs, in the
-        chain's order, read from a lowering of it (nothing is compiled); else None."""
+        order of the chain it runs (:func:`pfft.pipeline.pipelined`), read from a
+        lowering of it (nothing is compiled); else None."""
         import jax
 
         if not isinstance(self.engine, PerStageEngine):
@@ -357,7 +358,8 @@ class PlanCore:
                 jax.jit(self._entry(FORWARD)).lower(self._abstract_input(FORWARD))
         finally:
             self.trace_count = traces         # a description is not a call
-        return log
+        chain, windows = pipelined(self.chain, self.transform.pipeline)
+        return per_stage(chain, windows, log, (LocalFFT, RealFFT))
 
     # -- wavenumbers -------------------------------------------------------------------
     def _frequencies(self, d, angular: bool) -> list[tuple[int, np.ndarray]]:

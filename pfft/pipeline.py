@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .planner import Chain
 from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter, Stage
 
-__all__ = ["Window", "acts_on", "pipelined"]
+__all__ = ["Window", "acts_on", "pipelined", "run_order", "per_stage"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,37 @@ def pipelined(chain: Chain, pieces: int) -> tuple[Chain, tuple[Window, ...]]:
         if count >= 2:
             windows.append(Window(a, b, axis, count))
     return chain, tuple(windows)
+
+
+def run_order(chain: Chain, windows) -> list[int]:
+    """The stage indices of ``chain`` (a pipelined chain, ``windows`` its windows) in
+    the order :func:`pfft.executor.run_chain` runs them: a window's stages once per
+    piece, every other stage once."""
+    starts = {w.start: w for w in windows}
+    out, i = [], 0
+    while i < len(chain.stages):
+        w = starts.get(i)
+        if w is None:
+            out.append(i)
+            i += 1
+        else:
+            out += list(range(w.start, w.stop)) * w.pieces
+            i = w.stop
+    return out
+
+
+def per_stage(chain: Chain, windows, log: list[str], kinds: tuple[type, ...]) -> list[str]:
+    """A log with one entry per call of the stages of ``kinds`` (in the order they
+    ran: :func:`run_order`) as one entry per such stage of ``chain``, a window's
+    pieces joined (``"xla/native"`` where they differ); the log itself where it does
+    not have one entry per call."""
+    order = [i for i in run_order(chain, windows) if isinstance(chain.stages[i], kinds)]
+    if not windows or len(order) != len(log):
+        return list(log)
+    by: dict[int, dict[str, None]] = {}
+    for i, name in zip(order, log):
+        by.setdefault(i, {})[name] = None
+    return ["/".join(names) for names in by.values()]
 
 
 def _local_points(chain: Chain, start: int, axis: int) -> int:

@@ -536,6 +536,13 @@ def test_plans_on_the_per_stage_engine_match_numpy_and_say_which_engine_runs(gri
         want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a) * w) ** 2))(
             jnp.asarray(x.real))
         assert rel_err(g, want) <= 1e-12
+        # pipelined: each FFT stage of the chain that runs named once, its pieces joined
+        piped = pfft.plan(shape, np.complex128, mesh, pipeline=2)
+        engines = piped.fft_engines()
+        assert engines == {(1, 1): ["xla"], (4,): ["xla", "xla", "native"],
+                           (2, 2): ["xla", "xla", "native"]}[grid]
+        assert str(piped).count(", by ") == len(engines)
+        assert rel_err(piped.forward(pfft.device_put(x, mesh)), np.fft.fftn(x)) <= 1e-12
     finally:
         pfft.clear_plan_cache()
 
