@@ -96,13 +96,18 @@ def _random(n: int, dtype, device) -> jax.Array:
         return jax.random.normal(jax.random.key(0), (n, n, n), dtype)
 
 
+def on_one_device(device):
+    """A 1x1 mesh on ``device``, its platform's name ("cpu" or "gpu") and whether the
+    native engine is built for it: what every one-device benchmark starts from."""
+    platform_name = "cpu" if device.platform == "cpu" else "gpu"
+    return pfft.make_mesh((1, 1), [device]), platform_name, native.available(platform_name)
+
+
 def run(sizes, dtypes, repeats, device, *, warmup: int = 2, check_max: int = 256,
         progress=print):
     """Time every case for each size and dtype; one row (a dict) per pair."""
     rows = []
-    mesh = pfft.make_mesh((1, 1), [device])
-    platform_name = "cpu" if device.platform == "cpu" else "gpu"
-    has_native = native.available(platform_name)
+    mesh, platform_name, has_native = on_one_device(device)
     for n in sizes:
         for dtype in dtypes:
             dtype = np.dtype(dtype)
@@ -360,6 +365,20 @@ def report(data: str, figures: str) -> list[str]:
     return [write_doc(os.path.join(data, "gpu_one_device.md"), read_info(path), table(rows))]
 
 
+def device_and_header(args, module: str, argv):
+    """The device ``args.platform`` names (exits where there is none) and the header of
+    a one-device benchmark's table: the device, the timing (``args.repeats``,
+    ``args.warmup``) and the command (``python -m benchmarks.<module> ...``)."""
+    try:
+        device = jax.devices(args.platform)[0]
+    except RuntimeError as exc:
+        sys.exit(f"no {args.platform} device: {exc}")
+    header = (describe(device) + f". Median of {args.repeats} runs after {args.warmup} "
+              f"warm-up calls; command `python -m benchmarks.{module} "
+              f"{' '.join(argv if argv is not None else sys.argv[1:])}`.")
+    return device, header
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[128, 256])
@@ -372,16 +391,10 @@ def main(argv=None):
     ap.add_argument("--platform", choices=["cpu", "gpu"], default="cpu")
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
-    try:
-        device = jax.devices(args.platform)[0]
-    except RuntimeError as exc:
-        sys.exit(f"no {args.platform} device: {exc}")
+    device, header = device_and_header(args, "engines", argv)
     if not native.available(args.platform):
         print(f"native {args.platform} engine unavailable (its columns stay empty): "
               f"{native.unavailable_reason(args.platform)}", file=sys.stderr)
-    header = (describe(device) + f". Median of {args.repeats} runs after {args.warmup} "
-              f"warm-up calls; command `python -m benchmarks.engines "
-              f"{' '.join(argv if argv is not None else sys.argv[1:])}`.")
     print(header, flush=True)
     rows = run(args.sizes, [np.dtype(d) for d in args.dtypes], args.repeats, device,
                warmup=args.warmup, check_max=args.check_max,

@@ -32,7 +32,7 @@ import numpy as np
 
 from .common import (median_time, read_info, read_table_rows, run_info, write_doc,
                      write_results)
-from .engines import _rel_err, _short, describe
+from .engines import _rel_err, _short, device_and_header, on_one_device
 
 jax.config.update("jax_enable_x64", True)
 
@@ -69,9 +69,7 @@ def _cases(n: int, dtype, mesh, has_native: bool) -> dict:
 def run(sizes, dtypes, repeats: int, device, warmup: int = 2, progress=print) -> list[dict]:
     """One row per size and precision: each case's time and error, and ratios."""
     rows = []
-    mesh = pfft.make_mesh((1, 1), [device])
-    platform = "cpu" if device.platform == "cpu" else "gpu"
-    has_native = native.available(platform)
+    mesh, _, has_native = on_one_device(device)
     for n in sizes:
         for dtype in dtypes:
             dtype = np.dtype(dtype)
@@ -173,13 +171,7 @@ def main(argv=None):
     ap.add_argument("--platform", choices=["cpu", "gpu"], default="cpu")
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
-    try:
-        device = jax.devices(args.platform)[0]
-    except RuntimeError as exc:
-        sys.exit(f"no {args.platform} device: {exc}")
-    header = (describe(device) + f". Median of {args.repeats} runs after {args.warmup} warm-up "
-              f"calls; command `python -m benchmarks.real_engines "
-              f"{' '.join(argv if argv is not None else sys.argv[1:])}`.")
+    device, header = device_and_header(args, "real_engines", argv)
     print(header, flush=True)
     rows = run(args.sizes, args.dtypes, args.repeats, device, args.warmup,
                progress=lambda s: print(s, file=sys.stderr, flush=True))

@@ -91,6 +91,16 @@ def test_pieces_kernel_matches_numpy(pb):
     _check_problem(pb)
 
 
+def _batched_lines(shape, f, cut_out, kind, dtype, *, scale, seed) -> dict:
+    """A problem transforming axis ``f`` (cut in 3 on input, in 2 along ``cut_out`` on
+    output unless it is None) of a block whose lines the kernel batches."""
+    return dict(shape=shape, f=f, cut_in=f, cut_out=cut_out, p_in=3,
+                p_out=1 if cut_out is None else 2, kind=kind,
+                weighted=kind in ("r2c", "c2r"), sign_in=-1, sign_out=1, me_in=1,
+                me_out=0 if cut_out is None else 1, inverse=kind == "c2r", scale=scale,
+                dtype=dtype, seed=seed)
+
+
 # 75 neighbouring lines: every lane group of the kernel runs (several vectors at once,
 # one, half of one, single lines) and the output cut along them leaves padding lines
 @pytest.mark.parametrize("kind", ["c2c", "r2c", "c2r", "copy"])
@@ -99,11 +109,7 @@ def test_pieces_kernel_matches_numpy(pb):
 def test_pieces_kernel_runs_many_neighbouring_lines_at_once(kind, dtype, cut_out):
     """A strided transform axis cut into pieces, 75 neighbouring lines per batch: the
     kernel's groups of whole cache lines, read and written as vectors, match numpy."""
-    _check_problem(dict(shape=(10, 3, 75), f=0, cut_in=0, cut_out=cut_out, p_in=3,
-                        p_out=1 if cut_out is None else 2, kind=kind,
-                        weighted=kind in ("r2c", "c2r"), sign_in=-1, sign_out=1, me_in=1,
-                        me_out=0 if cut_out is None else 1, inverse=kind == "c2r",
-                        scale=0.25, dtype=dtype, seed=7))
+    _check_problem(_batched_lines((10, 3, 75), 0, cut_out, kind, dtype, scale=0.25, seed=7))
 
 
 # The innermost other axis holds one line (as in a pair call's sub-block): the kernel
@@ -116,12 +122,8 @@ def test_pieces_kernel_runs_many_neighbouring_lines_at_once(kind, dtype, cut_out
 def test_pieces_kernel_batches_lines_past_a_length_one_axis(kind, dtype, shape, cut_out):
     """Lines along axis -2 of a block whose last axis holds one point: batches run
     along axis 0 (lines 10 elements apart) and match numpy."""
-    f = len(shape) - 2
-    _check_problem(dict(shape=shape, f=f, cut_in=f, cut_out=cut_out, p_in=3,
-                        p_out=1 if cut_out is None else 2, kind=kind,
-                        weighted=kind in ("r2c", "c2r"), sign_in=-1, sign_out=1, me_in=1,
-                        me_out=0 if cut_out is None else 1, inverse=kind == "c2r",
-                        scale=0.5, dtype=dtype, seed=11))
+    _check_problem(_batched_lines(shape, len(shape) - 2, cut_out, kind, dtype, scale=0.5,
+                                  seed=11))
 
 
 # Lines contiguous in memory (along the last axis) with both sides cut along them into
