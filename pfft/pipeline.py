@@ -126,10 +126,11 @@ def pipelined(chain: Chain, pieces: int) -> tuple[Chain, tuple[Window, ...]]:
     plain = _windows(chain)
     busy = {i for a, b, _ in plain for i in range(a, b)}
     splits: dict[int, tuple[Stage, Stage]] = {}
+    blocks = _local_shapes(chain)
     for a, b, free in plain:
         if not free:
             continue
-        axis = _widest(chain, a, free)
+        axis = _widest(blocks[a], free)
         if a > 0 and a - 1 not in busy:
             parts = _split_before(stages[a - 1], axis)
             if parts:
@@ -142,11 +143,12 @@ def pipelined(chain: Chain, pieces: int) -> tuple[Chain, tuple[Window, ...]]:
         stages = [part for i, st in enumerate(stages) for part in splits.get(i, (st,))]
         chain = Chain(chain.in_layout, chain.out_layout, tuple(stages))
     windows = []
+    blocks = _local_shapes(chain)
     for a, b, free in _windows(chain):
         if not free:
             continue
-        axis = _widest(chain, a, free)
-        count = min(pieces, _local_points(chain, a, axis))
+        axis = _widest(blocks[a], free)
+        count = min(pieces, blocks[a][axis])
         if count >= 2:
             windows.append(Window(a, b, axis, count))
     return chain, tuple(windows)
@@ -183,13 +185,12 @@ def per_stage(chain: Chain, windows, log: list[str], kinds: tuple[type, ...]) ->
     return ["/".join(names) for names in by.values()]
 
 
-def _local_points(chain: Chain, start: int, axis: int) -> int:
-    """Points of ``axis`` in one device's block before stage ``start``."""
-    layout = chain.in_layout if start == 0 else chain.layouts()[start - 1]
-    return layout.local_shape[axis]
+def _local_shapes(chain: Chain) -> list[tuple[int, ...]]:
+    """One device's block shape before each stage of ``chain`` (and after the last)."""
+    return [layout.local_shape for layout in (chain.in_layout,) + chain.layouts()]
 
 
-def _widest(chain: Chain, start: int, free) -> int:
-    """Of the axes ``free``, the one with the most local points before stage
-    ``start`` (the first such): where the pieces are largest."""
-    return max(sorted(free), key=lambda a: _local_points(chain, start, a))
+def _widest(block: tuple[int, ...], free) -> int:
+    """Of the axes ``free``, the one with the most points in ``block`` (the first
+    such): where the pieces are largest."""
+    return max(sorted(free), key=lambda a: block[a])
