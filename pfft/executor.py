@@ -135,6 +135,40 @@ def _r2r(block: Block, st: LocalR2R, inverse: bool, engine) -> None:
     block.data = r2r_engine.apply_last(block.data, op)
 
 
+def _r2r_group(run: "_Run", start: int, stop: int) -> tuple:
+    """The DCT/DST stages from ``start`` (before ``stop``) that run as one multi-axis
+    FFT (:func:`pfft.engines.r2r.apply_trailing`): two or three in a row, of type II or
+    all of type III, on an engine that runs them through ``lax.fft`` (DUCC's own r2r,
+    where the engine has it, needs no FFT of the whole group). Empty where there is no
+    such group."""
+    if run.engine.capabilities.r2r:
+        return ()
+    group = []
+    for st in run.stages[start:stop]:
+        if not isinstance(st, LocalR2R) or len(group) == 3:
+            break
+        group.append(st)
+    while len(group) > 1 and not r2r_engine.groupable([st.op_for(run.inverse) for st in group]):
+        group.pop()
+    return tuple(group) if len(group) > 1 else ()
+
+
+def _r2r_grouped(block: Block, group: tuple, inverse: bool, engine) -> None:
+    """The DCT/DST stages ``group`` at once, their axes trailing: moved there (and, on a
+    strided engine, which keeps numpy's order, back) where they are not."""
+    axes = {st.axis: st for st in group}
+    if engine.capabilities.strided:
+        positions = sorted(block.order.index(a) for a in axes)
+        ops = [axes[block.order[p]].op_for(inverse) for p in positions]
+        tail = tuple(range(block.data.ndim - len(positions), block.data.ndim))
+        data = jnp.moveaxis(block.data, positions, tail)
+        block.data = jnp.moveaxis(r2r_engine.apply_trailing(data, ops), tail, positions)
+        return
+    block.permute(_order_for(block.order, axes))
+    ops = [axes[a].op_for(inverse) for a in block.order[-len(axes):]]
+    block.data = r2r_engine.apply_trailing(block.data, ops)
+
+
 def _resize_spectrum(block: Block, st: Resize) -> None:
     """Keep (or zero-pad back) the low frequencies along a local axis."""
     pos = block.order.index(st.axis)
@@ -407,6 +441,25 @@ def _natural_scale(chain: Chain, inverse: bool, engine) -> float:
     return factor
 
 
+def _run_stages(run: _Run, block: Block, start: int, stop: int) -> None:
+    """Stages ``start`` to ``stop - 1``, each by its kind's step, except DCT/DST stages
+    in a row that run as one group (:func:`_r2r_group`)."""
+    i = start
+    while i < stop:
+        group = _r2r_group(run, i, stop)
+        if group:
+            run.assemble(block)
+            _r2r_grouped(block, group, run.inverse, run.engine)
+            i += len(group)
+            continue
+        st = run.stages[i]
+        rules = _step(st)
+        rules.run(run, block, st, i)
+        if rules.reshape is not None:
+            rules.reshape(st, run.shape)
+        i += 1
+
+
 def _run_window(run: _Run, block: Block, window: Window) -> None:
     """Stages ``window.start`` to ``window.stop - 1`` on each of ``window.pieces``
     pieces of the block cut along ``window.axis`` (none of them acts along it), the
@@ -423,12 +476,7 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
         part = Block(lax.slice_in_dim(block.data, lo, hi, axis=pos), block.order)
         part.scale = block.scale
         sub = replace(run, shape=list(run.shape))
-        for i in range(window.start, window.stop):
-            st = sub.stages[i]
-            rules = _step(st)
-            rules.run(sub, part, st, i)
-            if rules.reshape is not None:
-                rules.reshape(st, sub.shape)
+        _run_stages(sub, part, window.start, window.stop)
         parts.append(part)
     # every piece ran the same steps: the same order and pending factor
     block.order, block.scale = parts[0].order, parts[0].scale
@@ -461,20 +509,15 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
                pieces_path.enabled(engine, transport) and not windows)
     if run.pieces and run.balanced:  # pragma: no cover - a defect: pieces are ceil-sized
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
-    i = 0
-    while i < len(run.stages):
-        if i in starts:
-            _run_window(run, block, starts[i])
-            i = starts[i].stop
+    # the stages between windows, then each window (on its pieces)
+    bounds = sorted({0, len(run.stages)} | {b for w in windows for b in (w.start, w.stop)})
+    for start, stop in zip(bounds, bounds[1:]):
+        if start in starts:
+            _run_window(run, block, starts[start])
             continue
-        st = run.stages[i]
         if run.pieces and block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
             raise RuntimeError(f"pieces path: block in axis order {block.order}")
-        rules = _step(st)
-        rules.run(run, block, st, i)
-        if rules.reshape is not None:
-            rules.reshape(st, run.shape)
-        i += 1
+        _run_stages(run, block, start, stop)
     run.assemble(block)
     block.permute(tuple(range(x.ndim)))
     return block._scaled()

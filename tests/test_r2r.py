@@ -330,3 +330,124 @@ def test_poisson_with_dirichlet_walls_matches_a_dense_solve(grid):
     want = np.linalg.solve(lap, f.ravel()).reshape(f.shape)
     assert rel_err(u, want) < 1e-12
     assert u.sharding == plan.in_sharding
+
+
+# -- DCT/DST-II or -III stages in a row: one multi-axis FFT ----------------------------
+
+def _scipy_parts(fn, x, **kw):
+    """scipy's ``fn`` of real and imaginary parts apart (its complex ``idct`` with
+    ``orthogonalize=False`` disagrees with its own real and imaginary parts)."""
+    if np.iscomplexobj(x):
+        return fn(x.real, **kw) + 1j * fn(x.imag, **kw)
+    return fn(x, **kw)
+
+
+@pytest.mark.parametrize("shape", [(5, 6, 7), (8, 4), (2, 9, 16), (1, 3), (3, 1, 2)], ids=str)
+@pytest.mark.parametrize("t", [2, 3])
+def test_grouped_transforms_match_scipy(shape, t):
+    """``apply_trailing``: every family per axis, norm, orthogonalize, inverse, real and
+    complex input, numpy and jax.numpy, against scipy applied one axis at a time."""
+    rng = np.random.default_rng(len(shape) * 10 + t)
+    worst = 0.0
+    for families in itertools.product(("dct", "dst"), repeat=len(shape)):
+        for norm, orth, inverse in itertools.product(NORMS, (None, False), (False, True)):
+            x = rng.standard_normal((2,) + shape)
+            if inverse:
+                x = x + 1j * rng.standard_normal(x.shape)
+            ops = [r2r.scipy_op(f"{f}{t}", n, norm, orth, inverse=inverse)
+                   for f, n in zip(families, shape)]
+            want = x
+            for j, f in enumerate(families):
+                want = _scipy_parts(SCIPY[f, inverse], want, type=t, axis=1 + j, norm=norm,
+                                    orthogonalize=orth)
+            for xp in (np, jnp):
+                got = np.asarray(r2r.apply_trailing(xp.asarray(x), ops, xp=xp))
+                assert got.dtype == x.dtype
+                worst = max(worst, rel_err(got, want))
+    assert worst < 1e-14
+
+
+def test_grouped_transforms_refuse_what_they_cannot_group():
+    dct2, dct3 = r2r.scipy_op("dct2", 4), r2r.scipy_op("dct3", 4)
+    assert r2r.groupable([dct2, r2r.scipy_op("dst2", 4)])
+    for ops in ([dct2], [dct2, dct3], [r2r.scipy_op("dct1", 4)] * 2,
+                [r2r.scipy_op("dst4", 4)] * 2, [dct2] * 4):
+        assert not r2r.groupable(ops)
+        with pytest.raises(ValueError, match="cannot run as one group"):
+            r2r.apply_trailing(jnp.zeros((4,) * len(ops)), ops)
+    with pytest.raises(ValueError, match="planned for"):
+        r2r.apply_trailing(jnp.zeros((4, 5)), [dct2, dct2])
+
+
+def _per_stage_without_r2r():
+    """The GPU's per-stage engine (CPU kernels standing in for cuFFT), its DCTs and
+    DSTs through ``lax.fft`` as on a GPU: strided, keeping numpy's order."""
+    import dataclasses
+    from pfft.engines import choice, native
+    eng = choice.PerStageEngine(native, 1, "cpu", False)
+    eng.capabilities = dataclasses.replace(eng.capabilities, r2r=False)
+    return eng
+
+
+@pytest.mark.parametrize("engine", ["xla", "per-stage"])
+@pytest.mark.parametrize("grid, pipeline", [((1, 1), 1), ((4,), 1), ((2, 2), 1), ((4,), 2)],
+                         ids=str)
+def test_grouped_stages_in_plans_match_scipy(grid, pipeline, engine, monkeypatch):
+    """Plans whose local DCT/DST-II and -III stages run as groups (all three axes on one
+    device; a slab's two local axes; a pencil's single ones are not grouped), on the
+    xla engine and on the GPU's per-stage one: forward, inverse and the gradient
+    (which runs the transposed stages: types II and III swap) against scipy and
+    dense matrices in float64."""
+    import sys
+    if engine == "per-stage":
+        if not __import__("pfft.engines.native", fromlist=["x"]).available("cpu"):
+            pytest.skip("needs the CPU kernels (they stand in for cuFFT)")
+        monkeypatch.setattr(sys.modules["pfft.plan"], "engine_for_plan",
+                            lambda *a: _per_stage_without_r2r())
+        pfft.clear_plan_cache()
+    try:
+        mesh = pfft.make_mesh(grid)
+        shape = (8, 6, 5)
+        rng = np.random.default_rng(3)
+        for kinds, norm, orth in [(("dct2",) * 3, "backward", None),
+                                  (("dst3", "dct3", "dst3"), "ortho", None),
+                                  (("dct2", "dst2", "dct2"), "forward", False)]:
+            plan = pfft.plan(shape, np.float64, mesh, kinds=kinds, norm=norm,
+                             orthogonalize=orth, engine="xla" if engine == "xla" else None,
+                             pipeline=pipeline)
+            x = rng.standard_normal(shape)
+            want = x
+            for j, k in enumerate(kinds):
+                want = SCIPY[k[:3], False](want, int(k[3]), axis=j, norm=norm,
+                                           orthogonalize=orth)
+            xs = jax.device_put(x, plan.in_sharding)
+            assert rel_err(plan.forward(xs), want) < 1e-13
+            assert rel_err(plan.backward(plan.forward(xs)), x) < 1e-13
+            mats = [SCIPY[k[:3], False](np.eye(n), int(k[3]), axis=0, norm=norm,
+                                        orthogonalize=orth) for k, n in zip(kinds, shape)]
+            w = rng.standard_normal(shape)
+            _, vjp = jax.vjp(plan.forward, xs)
+            (grad,) = vjp(jax.device_put(w, plan.out_sharding))
+            assert rel_err(grad, np.einsum("ai,bj,ck,abc->ijk", *mats, w)) < 1e-13
+    finally:
+        pfft.clear_plan_cache()
+
+
+def test_a_group_is_one_fft_on_one_device():
+    """A 3-axis DCT-II on a 1x1 mesh (xla engine) lowers to one 3-D FFT, and the inverse
+    (three DCT-III stages) to one 3-D inverse real FFT; a slab's local pair of axes to
+    one 2-D FFT and its last axis to a 1-D one."""
+    import re
+    shape = (8, 6, 4)
+    for grid in [(1, 1), (4,)]:
+        plan = pfft.plan(shape, np.float32, pfft.make_mesh(grid), kinds=("dct2",) * 3,
+                         engine="xla")
+        for fn in (plan.forward, plan.backward):
+            hlo = jax.jit(fn).lower(jax.ShapeDtypeStruct(shape, np.float32,
+                                                         sharding=plan.in_sharding)).as_text()
+            ffts = re.findall(r"stablehlo\.fft .*?length = \[([0-9, ]+)\]", hlo)
+            lengths = [len(f.split(",")) for f in ffts]
+            if grid == (1, 1):
+                assert lengths == [3], ffts
+            else:
+                assert sorted(lengths) == [1, 2], ffts

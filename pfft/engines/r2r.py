@@ -292,3 +292,172 @@ def _dct4(x, xp):
     re = (2 * (c * z.real - s * z.imag)).astype(x.dtype)              # y[2k]
     im = (2 * (s * z.real + c * z.imag)).astype(x.dtype)              # -y[n-1-2k]
     return xp.stack([re, -im[..., ::-1]], axis=-1).reshape(x.shape)
+
+
+# -- several axes at once: one multi-axis real FFT ---------------------------------------
+#
+# scipy's DCT-II along axis j is, for any input (both sides are linear),
+# ``y[k] = W(k) V[k] + conj(W(k)) V[-k]`` with ``V`` the DFT of Makhoul's reordering
+# along j and ``W(k) = exp(-i pi k / 2n)``. Along several axes the reorderings commute
+# and so do the DFTs: one real FFT over all of them, then the twiddles of every axis
+# but the last applied as ``A <- W A + conj(W) A[-k]`` (the conjugate pairs of the
+# last, halved axis give the real result, as in one dimension). A DCT-III group runs
+# the same steps backwards. DST-II and DST-III are the matching DCT with the input
+# sign-alternated or reversed (see ``_unnormalized``), so one group may mix the
+# families; it may not mix types II and III (the twiddles sit on the other side of
+# the FFT) or hold types I and IV.
+
+
+def groupable(ops) -> bool:
+    """Whether ``ops`` (one per trailing axis) run as one group through
+    :func:`apply_trailing`: two or three of them, all of type II or all of type III."""
+    return 2 <= len(ops) <= 3 and len({op.type for op in ops}) == 1 and ops[0].type in (2, 3)
+
+
+def _along(vector, ax: int, ndim: int):
+    """``vector`` shaped to broadcast along axis ``ax`` of an ``ndim``-axis array."""
+    shape = [1] * ndim
+    shape[ax] = -1
+    return vector.reshape(shape)
+
+
+def _negated(a, ax: int, xp):
+    """``a`` at index ``-k`` (mod its length) along ``ax``."""
+    first = lax_slice(a, 0, 1, ax, xp)
+    rest = xp.flip(lax_slice(a, 1, a.shape[ax], ax, xp), axis=ax)
+    return xp.concatenate([first, rest], axis=ax)
+
+
+def lax_slice(a, start: int, stop: int, ax: int, xp):
+    index = [slice(None)] * a.ndim
+    index[ax] = slice(start, stop)
+    return a[tuple(index)]
+
+
+def _reordered(x, ax: int, xp):
+    """Makhoul's reordering along ``ax``: the even samples, then the odd ones reversed."""
+    index = [slice(None)] * x.ndim
+    index[ax] = slice(0, None, 2)
+    evens = x[tuple(index)]
+    index[ax] = slice(1, None, 2)
+    odds = xp.flip(x[tuple(index)], axis=ax)
+    return xp.concatenate([evens, odds], axis=ax)
+
+
+def _interleaved(v, ax: int, xp):
+    """The reordering undone along ``ax``: ``out[2m] = v[m]``, ``out[2m+1] = v[n-1-m]``."""
+    n = v.shape[ax]
+    h = (n + 1) // 2
+    evens = lax_slice(v, 0, h, ax, xp)
+    odds = xp.flip(lax_slice(v, h, n, ax, xp), axis=ax)
+    if n % 2:
+        pad = list(v.shape)
+        pad[ax] = 1
+        odds = xp.concatenate([odds, xp.zeros(pad, v.dtype)], axis=ax)
+    both = xp.stack([evens, odds], axis=ax + 1)
+    shape = list(v.shape)
+    shape[ax] = 2 * h
+    return lax_slice(both.reshape(shape), 0, n, ax, xp)
+
+
+def _group_type2(x, families, xp):
+    """Unnormalised DCT-II/DST-II along the trailing ``len(families)`` axes of real
+    ``x``, by one multi-axis real FFT."""
+    nd, d = x.ndim, len(families)
+    axes = tuple(range(nd - d, nd))
+    for ax, family in zip(axes, families):
+        if family == "dst":
+            n = x.shape[ax]
+            x = x * _along(xp.asarray((-1.0) ** np.arange(n), dtype=x.dtype), ax, nd)
+    v = x
+    for ax in axes:
+        v = _reordered(v, ax, xp)
+    a = xp.fft.rfftn(v, axes=axes)
+    ctype = a.dtype
+    for ax in axes[:-1]:                      # A <- W A + conj(W) A[-k]
+        n = x.shape[ax]
+        w = np.exp(-1j * np.pi * np.arange(n) / (2 * n))
+        a = (_along(xp.asarray(w, dtype=ctype), ax, nd) * a
+             + _along(xp.asarray(w.conj(), dtype=ctype), ax, nd) * _negated(a, ax, xp))
+    n = x.shape[-1]
+    h = n // 2 + 1
+    w = np.exp(-1j * np.pi * np.arange(h) / (2 * n))
+    z = xp.asarray(w, dtype=ctype) * a        # the last axis: y = 2 Re z, its mirror -2 Im z
+    y = xp.concatenate([2 * z.real, -2 * xp.flip(z.imag[..., 1:(n + 1) // 2], axis=-1)],
+                       axis=-1).astype(x.dtype)
+    for ax, family in zip(axes, families):
+        if family == "dst":                   # DST-II(x)[k] = DCT-II((-1)^j x_j)[n-1-k]
+            y = xp.flip(y, axis=ax)
+    return y
+
+
+def _group_type3(x, families, xp):
+    """Unnormalised DCT-III/DST-III along the trailing ``len(families)`` axes of real
+    ``x``: the Hermitian half spectrum of Makhoul's reordering built from ``x``, one
+    multi-axis complex-to-real FFT, the reordering undone."""
+    nd, d = x.ndim, len(families)
+    axes = tuple(range(nd - d, nd))
+    for ax, family in zip(axes, families):
+        if family == "dst":                   # DST-III(x)[k] = (-1)^k DCT-III(x[::-1])[k]
+            x = xp.flip(x, axis=ax)
+    real = x.dtype
+    ctype = np.result_type(real, np.complex64)
+    n = x.shape[-1]
+    h = n // 2 + 1
+    head = x[..., :h]
+    zero = xp.zeros(x.shape[:-1] + (1,), real)
+    tail = xp.concatenate([zero, xp.flip(x, axis=-1)[..., :h - 1]], axis=-1)   # x[n-k], x[n] = 0
+    w = xp.asarray(np.exp(1j * np.pi * np.arange(h) / (2 * n)), dtype=ctype)
+    a = w * (head - 1j * tail)
+    for ax in axes[:-1]:                      # A <- E (A - i A[n-k]), A[n] = 0
+        m = x.shape[ax]
+        pad = list(a.shape)
+        pad[ax] = 1
+        mirrored = xp.concatenate([xp.zeros(pad, a.dtype),
+                                   xp.flip(lax_slice(a, 1, m, ax, xp), axis=ax)], axis=ax)
+        e = xp.asarray(np.exp(1j * np.pi * np.arange(m) / (2 * m)), dtype=ctype)
+        a = _along(e, ax, nd) * (a - 1j * mirrored)
+    size = math.prod(x.shape[ax] for ax in axes)
+    v = (xp.fft.irfftn(a, s=tuple(x.shape[ax] for ax in axes), axes=axes) * size).astype(real)
+    for ax in axes:
+        v = _interleaved(v, ax, xp)
+    for ax, family in zip(axes, families):
+        if family == "dst":
+            m = x.shape[ax]
+            v = v * _along(xp.asarray((-1.0) ** np.arange(m), dtype=real), ax, nd)
+    return v
+
+
+def apply_trailing(x, ops, *, xp=None):
+    """``ops[j]`` along axis ``x.ndim - len(ops) + j`` of ``x``, all at once through one
+    multi-axis FFT (:func:`groupable` ``ops``); real or complex ``x``.
+
+    The same map as :func:`apply_last` along each axis in turn, with the FFT of the
+    whole group in one call and the pre- and post-processing of every axis in two
+    passes, instead of a reorder, an FFT, a twiddle and a transpose per axis.
+    """
+    if xp is None:
+        import jax.numpy as xp
+    if not groupable(ops):
+        raise ValueError(f"r2r: {[op.kind for op in ops]} cannot run as one group")
+    nd, d = x.ndim, len(ops)
+    if tuple(x.shape[nd - d:]) != tuple(op.n for op in ops):
+        raise ValueError(f"r2r: {[op.kind for op in ops]} planned for "
+                         f"{[op.n for op in ops]} points got {x.shape[nd - d:]}")
+    real_dtype = np.finfo(x.dtype).dtype if xp.iscomplexobj(x) else x.dtype
+    for j, op in enumerate(ops):
+        w = _weights(op.pre, op.n)
+        if w is not None:
+            x = x * _along(xp.asarray(w, dtype=real_dtype), nd - d + j, nd)
+    group = _group_type2 if ops[0].type == 2 else _group_type3
+    families = [op.family for op in ops]
+    if xp.iscomplexobj(x):
+        y = group(xp.stack([x.real, x.imag]), families, xp)
+        y = y[0] + 1j * y[1]
+    else:
+        y = group(x, families, xp)
+    for j, op in enumerate(ops):
+        w = _weights(op.post, op.n, op.scale)
+        if w is not None:
+            y = y * _along(xp.asarray(w, dtype=real_dtype), nd - d + j, nd)
+    return y
