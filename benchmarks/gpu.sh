@@ -3,13 +3,14 @@
 #
 #   env      Python, JAX, the GPU, nvcc, the MPI that mpi4py was built against
 #   build    the CUDA kernels (make -C kernels cuda), and the CPU ones unless already built
-#   test     every GPU test: tests/test_engines.py (the kernels on both platforms) and
-#            tests/test_gpu.py (the API through engine auto and native on a one-GPU mesh)
+#            (on a GPU in the background, while the GPU steps run)
 #   bench    benchmarks.engines (c2c: pfft 1x1 and the kernels against jnp.fft, GB/s against
 #            a copy) and benchmarks.real_engines (rfftn/irfftn/dctn, strided stages)
 #   device   benchmarks.per_device: what one device of a p-GPU slab or pencil plan runs
 #   apps     Taylor-Green 256³ (against the same solver on jnp.fft) and N-body 256³ on
 #            a 1x1 mesh
+#   test     every GPU test: tests/test_engines.py (the kernels on both platforms) and
+#            tests/test_gpu.py (the API through engine auto and native on a one-GPU mesh)
 #   mpi      mpi4jax built from its sdist (.whl/) against whichever MPI mpi4py was built
 #            with (the machine's own, else the mpich wheel from .whl/), then
 #            mpirun -n 2 benchmarks.mpi_gpu: pfft.mpi with 2 ranks sharing the GPU
@@ -19,8 +20,8 @@
 #   archive  everything written, packed into $OUT/gpu_results.tar.gz
 #
 # Usage: benchmarks/gpu.sh [python]   (default .venv/bin/python if there is one, else python3)
-# Environment (defaults): OUT (results), STEPS ("env build test bench device apps mpi
-# suite install archive"), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS
+# Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env build
+# bench device apps test mpi suite install archive"), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS
 # (arguments of benchmarks.per_device), REPEATS (10), WARMUP (2), TEST_WORKERS (4),
 # SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
 # PLATFORM (gpu; "cpu" runs every step on the CPU at small sizes, to check this script
@@ -34,7 +35,7 @@ PLATFORM=${PLATFORM:-gpu}
 case $PLATFORM in
     gpu) SIZES=${SIZES:-256 512 1024}; REAL_SIZES=${REAL_SIZES:-256 512}; APP_N=${APP_N:-256}
          MPI_SIZE=${MPI_SIZE:-256}
-         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --pipelines 1 4 --budget-s 120} ;;
+         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --pipelines 1 4 --budget-s 90} ;;
     cpu) SIZES=${SIZES:-32}; REAL_SIZES=${REAL_SIZES:-32}; APP_N=${APP_N:-32}
          MPI_SIZE=${MPI_SIZE:-32}
          DEVICE_ARGS=${DEVICE_ARGS:---platform cpu --sizes 32 --devices 4 8} ;;
@@ -46,7 +47,7 @@ TEST_WORKERS=${TEST_WORKERS:-4}
 SUITE_WORKERS=${SUITE_WORKERS:-8}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-300}
 GPU=${GPU:-0}
-STEPS=${STEPS:-env build test bench device apps mpi suite install archive}
+STEPS=${STEPS:-env build bench device apps test mpi suite install archive}
 WORK=$ROOT/build/gpu-sh                 # git-ignored; kept between runs on a machine
 PREFIX=$WORK/mpi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -110,29 +111,46 @@ if want env; then
         || echo "(no mpi4py)"
 fi
 
+CPU_BUILD=                              # pid of the CPU kernels' build in the background
 if want build; then
     step build "pfft's kernels"
-    targets=(cuda)
-    [[ $PLATFORM == cpu ]] && targets=()
-    if ! compgen -G "kernels/build/libpfft_cpu*.so" >/dev/null; then targets+=(cpu); fi
     ducc=("$ROOT"/.whl/ducc0-*.tar.gz)
     margs=(PYTHON="$PY")
     [[ -f ${ducc[0]} ]] && margs+=(DUCC_SDIST="${ducc[0]}")
-    if ((${#targets[@]})); then
-        run kernels_build 600 make -C kernels -j"$(nproc)" "${targets[@]}" "${margs[@]}" \
-            || die "the kernels did not build"
+    if ! compgen -G "kernels/build/libpfft_cpu*.so" >/dev/null; then
+        if [[ $PLATFORM == gpu ]]; then
+            # the CPU kernels (DUCC, 1-2 minutes) build while the GPU steps run; the
+            # steps that need them (test, suite, install) wait for it
+            echo "+ make -C kernels cpu in the background (log kernels_cpu_build.log)"
+            make -C kernels -j"$(nproc)" cpu "${margs[@]}" >"$OUT/kernels_cpu_build.log" 2>&1 &
+            CPU_BUILD=$!
+        else
+            run kernels_cpu_build 600 make -C kernels -j"$(nproc)" cpu "${margs[@]}" \
+                || die "the CPU kernels did not build"
+        fi
+    fi
+    if [[ $PLATFORM == gpu ]]; then
+        run kernels_build 600 make -C kernels -j"$(nproc)" cuda "${margs[@]}" \
+            || die "the GPU kernels did not build"
     fi
     ls -l kernels/build/*.so
     "$PY" -m pfft | tee "$OUT/show_config.txt" || die "pfft does not import with $PY"
     "$PY" -c "from pfft.engines import native; import sys; sys.exit(not native.available('$PLATFORM'))" \
         || fail "native $PLATFORM engine unavailable"
 fi
-
-if want test; then
-    step test "GPU tests: tests/test_engines.py tests/test_gpu.py"
-    SHOW=4 run tests_gpu 600 "$PY" -m pytest -q -rs -n "$TEST_WORKERS" -p no:cacheprovider \
-        tests/test_engines.py tests/test_gpu.py || true
-fi
+# cpu_kernels: wait for the background build of the CPU kernels (once), say how it went
+cpu_kernels() {
+    [[ -n $CPU_BUILD ]] || return 0
+    local pid=$CPU_BUILD
+    CPU_BUILD=
+    echo "+ waiting for the CPU kernels' build"
+    if wait "$pid"; then
+        tail -n 2 "$OUT/kernels_cpu_build.log"
+    else
+        tail_of "$OUT/kernels_cpu_build.log" 30
+        fail "the CPU kernels did not build (see kernels_cpu_build.log)"
+    fi
+}
 
 if want bench; then
     step bench "one device: c2c and real transforms per engine against jnp.fft"
@@ -164,6 +182,13 @@ if want apps; then
         --t-end 12 --out "$OUT" || true
     SHOW=12 run nbody 300 "$PY" -m benchmarks.apps.nbody --n "$APP_N" --grid 1x1 --halo 16 --grad-n 64 \
         --out "$OUT" || true
+fi
+
+if want test; then
+    cpu_kernels
+    step test "GPU tests: tests/test_engines.py tests/test_gpu.py"
+    SHOW=4 run tests_gpu 600 "$PY" -m pytest -q -rs -n "$TEST_WORKERS" -p no:cacheprovider \
+        tests/test_engines.py tests/test_gpu.py || true
 fi
 
 MPIRUN=
@@ -204,6 +229,9 @@ if want mpi; then
         mpi_env=(XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_PYTHON_CLIENT_MEM_FRACTION=0.45)
         for mode in 0 if-aware; do
             [[ $PLATFORM == cpu && $mode != 0 ]] && continue
+            # device buffers to MPI only where the MPI library is CUDA-aware
+            [[ $mode != 0 ]] && grep -q "not CUDA-aware" "$OUT/mpi_cuda_mpi_0.log" 2>/dev/null \
+                && { echo "(MPI not CUDA-aware: no run with device buffers)"; continue; }
             SHOW=20 run "mpi_cuda_mpi_$mode" 300 env "${mpi_env[@]}" "$MPIRUN" "${extra[@]}" -n 2 \
                 "$PY" -m benchmarks.mpi_gpu --platform "$PLATFORM" --size "$MPI_SIZE" \
                 --repeats "$REPEATS" --warmup "$WARMUP" --cuda-mpi "$mode" --out "$OUT" || true
@@ -212,12 +240,14 @@ if want mpi; then
 fi
 
 if want suite; then
+    cpu_kernels
     step suite "the whole suite with the GPU visible (limit ${SUITE_TIMEOUT}s)"
     SHOW=30 run suite "$SUITE_TIMEOUT" "$PY" -m pytest -q -rs -n "$SUITE_WORKERS" \
         --dist loadfile -p no:cacheprovider tests || true
 fi
 
 if want install; then
+    cpu_kernels
     step install "pip install --no-build-isolation . (the GPU engine without a flag)"
     rm -rf "$WORK/install"
     if run pip_install 600 "$PY" -m pip install -q --disable-pip-version-check --no-index \
@@ -229,6 +259,7 @@ if want install; then
     fi
 fi
 
+cpu_kernels                             # not left running whatever the steps
 STEP=summary
 printf '\n=== summary (%s)\n' "$(date '+%H:%M:%S')"
 for f in "$OUT"/*.md; do
