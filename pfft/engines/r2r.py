@@ -1,4 +1,5 @@
-"""Real-to-real transforms (DCT and DST, types 1-4) along one axis, through FFTs.
+"""Real-to-real transforms (DCT and DST, types 1-4) along one axis, through FFTs, and
+types II or III along several axes through one multi-axis FFT (:func:`apply_trailing`).
 
 cuFFT has no r2r transforms and XLA's FFT none either, so every engine runs them
 here, as ``lax.fft`` real or complex FFTs of about the same length with pre- and
@@ -37,8 +38,8 @@ import numpy as np
 
 from ..arguments import R2R_KINDS
 
-__all__ = ["R2R", "R2R_KINDS", "scipy_op", "apply", "apply_last", "length_factor",
-           "InvalidLengthError"]
+__all__ = ["R2R", "R2R_KINDS", "scipy_op", "apply", "apply_last", "apply_trailing",
+           "groupable", "length_factor", "InvalidLengthError"]
 
 class InvalidLengthError(ValueError, RuntimeError):
     """A length the transform is not defined for (a DCT-I of one point). A
@@ -323,12 +324,13 @@ def _along(vector, ax: int, ndim: int):
 
 def _negated(a, ax: int, xp):
     """``a`` at index ``-k`` (mod its length) along ``ax``."""
-    first = lax_slice(a, 0, 1, ax, xp)
-    rest = xp.flip(lax_slice(a, 1, a.shape[ax], ax, xp), axis=ax)
+    first = _sliced(a, 0, 1, ax, xp)
+    rest = xp.flip(_sliced(a, 1, a.shape[ax], ax, xp), axis=ax)
     return xp.concatenate([first, rest], axis=ax)
 
 
-def lax_slice(a, start: int, stop: int, ax: int, xp):
+def _sliced(a, start: int, stop: int, ax: int, xp):
+    """``a[start:stop]`` along axis ``ax``."""
     index = [slice(None)] * a.ndim
     index[ax] = slice(start, stop)
     return a[tuple(index)]
@@ -348,8 +350,8 @@ def _interleaved(v, ax: int, xp):
     """The reordering undone along ``ax``: ``out[2m] = v[m]``, ``out[2m+1] = v[n-1-m]``."""
     n = v.shape[ax]
     h = (n + 1) // 2
-    evens = lax_slice(v, 0, h, ax, xp)
-    odds = xp.flip(lax_slice(v, h, n, ax, xp), axis=ax)
+    evens = _sliced(v, 0, h, ax, xp)
+    odds = xp.flip(_sliced(v, h, n, ax, xp), axis=ax)
     if n % 2:
         pad = list(v.shape)
         pad[ax] = 1
@@ -357,7 +359,7 @@ def _interleaved(v, ax: int, xp):
     both = xp.stack([evens, odds], axis=ax + 1)
     shape = list(v.shape)
     shape[ax] = 2 * h
-    return lax_slice(both.reshape(shape), 0, n, ax, xp)
+    return _sliced(both.reshape(shape), 0, n, ax, xp)
 
 
 def _group_type2(x, families, xp):
@@ -414,7 +416,7 @@ def _group_type3(x, families, xp):
         pad = list(a.shape)
         pad[ax] = 1
         mirrored = xp.concatenate([xp.zeros(pad, a.dtype),
-                                   xp.flip(lax_slice(a, 1, m, ax, xp), axis=ax)], axis=ax)
+                                   xp.flip(_sliced(a, 1, m, ax, xp), axis=ax)], axis=ax)
         e = xp.asarray(np.exp(1j * np.pi * np.arange(m) / (2 * m)), dtype=ctype)
         a = _along(e, ax, nd) * (a - 1j * mirrored)
     size = math.prod(x.shape[ax] for ax in axes)
