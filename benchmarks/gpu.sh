@@ -3,7 +3,8 @@
 #
 #   env      Python, JAX, the GPU, nvcc, the MPI that mpi4py was built against
 #   build    the CUDA kernels (make -C kernels cuda), and the CPU ones unless already built
-#            (on a GPU in the background, while the GPU steps run)
+#            (on a GPU in the background, while the GPU steps run, as is mpi4jax's build
+#            for the mpi step)
 #   bench    benchmarks.engines (c2c: pfft 1x1 and the kernels against jnp.fft, GB/s against
 #            a copy) and benchmarks.real_engines (rfftn/irfftn/dctn, strided stages)
 #   device   benchmarks.per_device: what one device of a p-GPU slab or pencil plan runs
@@ -111,7 +112,32 @@ if want env; then
         || echo "(no mpi4py)"
 fi
 
+# mpi4py's MPI: its build's mpicc, else the one beside the Python, else on PATH
+MPICC=
+find_mpi() {
+    MPICC=$("$PY" -c "import mpi4py; print(mpi4py.get_config().get('mpicc', ''))" 2>/dev/null || true)
+    [[ -n $MPICC && -x $MPICC ]] || MPICC=$(dirname "$PY")/mpicc
+    [[ -x $MPICC ]] || MPICC=$(command -v mpicc || true)
+}
+# mpi4jax from its sdist (.whl/) into $MPI4JAX_SITE, against $MPICC; its GPU extension
+# against the CUDA toolkit where there is one (an nvcc on PATH without the toolkit's
+# headers would break the build)
+MPI4JAX_SITE=$PREFIX/site
+can_build_mpi4jax() {
+    [[ -n $MPICC && -x $MPICC ]] && compgen -G ".whl/mpi4jax-*.tar.gz" >/dev/null
+}
+build_mpi4jax() {
+    [[ -f $MPI4JAX_SITE/.complete ]] && return 0
+    local cuda=(CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
+    [[ -f $CUDA_HOME/include/cuda_runtime.h ]] && cuda=(CUDA_PATH="$CUDA_HOME")
+    env "${cuda[@]}" MPI4JAX_BUILD_MPICC="$MPICC" PATH="$(dirname "$MPICC"):$PATH" \
+        "$PY" -m pip install -q --disable-pip-version-check --no-index --no-deps \
+        --no-build-isolation --target "$MPI4JAX_SITE" .whl/mpi4jax-*.tar.gz \
+        >"$OUT/mpi4jax_build.log" 2>&1 && touch "$MPI4JAX_SITE/.complete"
+}
+
 CPU_BUILD=                              # pid of the CPU kernels' build in the background
+MPI4JAX_BUILD=                          # pid of mpi4jax's build in the background
 if want build; then
     step build "pfft's kernels"
     ducc=("$ROOT"/.whl/ducc0-*.tar.gz)
@@ -127,6 +153,14 @@ if want build; then
         else
             run kernels_cpu_build 600 make -C kernels -j"$(nproc)" cpu "${margs[@]}" \
                 || die "the CPU kernels did not build"
+        fi
+    fi
+    if [[ $PLATFORM == gpu ]] && want mpi; then
+        find_mpi
+        if ! "$PY" -c "import mpi4jax" 2>/dev/null && can_build_mpi4jax; then
+            echo "+ mpi4jax builds in the background against $MPICC (log mpi4jax_build.log)"
+            build_mpi4jax &
+            MPI4JAX_BUILD=$!
         fi
     fi
     if [[ $PLATFORM == gpu ]]; then
@@ -194,26 +228,24 @@ fi
 MPIRUN=
 if want mpi; then
     step mpi "mpi4jax against mpi4py's MPI; mpirun -n 2 benchmarks.mpi_gpu"
-    # mpi4py's MPI: its build's mpicc, else the one beside the Python, else on PATH
-    mpi=$("$PY" -c "import mpi4py; print(mpi4py.get_config().get('mpicc', ''))" 2>/dev/null || true)
-    [[ -n $mpi && -x $mpi ]] || mpi=$(dirname "$PY")/mpicc
-    [[ -x $mpi ]] || mpi=$(command -v mpicc || true)
-    echo "mpicc: ${mpi:-none}"
-    site=$PREFIX/site
-    if "$PY" -c "import mpi4jax" 2>/dev/null; then
+    find_mpi
+    echo "mpicc: ${MPICC:-none}"
+    if [[ -n $MPI4JAX_BUILD ]]; then
+        echo "+ waiting for mpi4jax's build (against $MPICC)"
+        pid=$MPI4JAX_BUILD
+        MPI4JAX_BUILD=
+        if wait "$pid"; then
+            export PYTHONPATH="$PYTHONPATH:$MPI4JAX_SITE"
+        else
+            tail_of "$OUT/mpi4jax_build.log" 30
+            fail "mpi4jax did not build"
+        fi
+    elif "$PY" -c "import mpi4jax" 2>/dev/null; then
         echo "mpi4jax imports: using it"
-    elif [[ -n $mpi && -x $mpi ]] && compgen -G ".whl/mpi4jax-*.tar.gz" >/dev/null; then
-        echo "building mpi4jax from $(ls .whl/mpi4jax-*.tar.gz) against mpi4py's MPI ($mpi)"
-        # its GPU extension against the CUDA toolkit where there is one (an nvcc on PATH
-        # without the toolkit's headers would break the build)
-        cuda=(CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
-        [[ -f $CUDA_HOME/include/cuda_runtime.h ]] && cuda=(CUDA_PATH="$CUDA_HOME")
-        if [[ -f $site/.complete ]] || env "${cuda[@]}" MPI4JAX_BUILD_MPICC="$mpi" \
-                PATH="$(dirname "$mpi"):$PATH" "$PY" -m pip install -q --disable-pip-version-check \
-                --no-index --no-deps --no-build-isolation --target "$site" .whl/mpi4jax-*.tar.gz \
-                >"$OUT/mpi4jax_build.log" 2>&1; then
-            touch "$site/.complete"
-            export PYTHONPATH="$PYTHONPATH:$site"
+    elif can_build_mpi4jax; then
+        echo "building mpi4jax from $(ls .whl/mpi4jax-*.tar.gz) against mpi4py's MPI ($MPICC)"
+        if build_mpi4jax; then
+            export PYTHONPATH="$PYTHONPATH:$MPI4JAX_SITE"
         else
             tail_of "$OUT/mpi4jax_build.log" 30
             fail "mpi4jax did not build"
@@ -221,7 +253,7 @@ if want mpi; then
     else
         fail "no mpi4jax, and no mpi4py with an mpicc or no .whl/mpi4jax-*.tar.gz (benchmarks/gpu_wheels.sh) to build one"
     fi
-    [[ -n $mpi ]] && MPIRUN=$(dirname "$mpi")/mpirun
+    [[ -n $MPICC ]] && MPIRUN=$(dirname "$MPICC")/mpirun
     [[ -x $MPIRUN ]] || MPIRUN=$(command -v mpirun || true)
     if [[ -n $MPIRUN ]] && "$PY" -c "import mpi4jax" 2>/dev/null; then
         extra=()
