@@ -137,8 +137,8 @@ def _r2r(block: Block, st: LocalR2R, inverse: bool, engine) -> None:
 
 def _r2r_group(run: "_Run", start: int, stop: int) -> tuple:
     """The DCT/DST stages from ``start`` (before ``stop``) that run as one multi-axis
-    FFT (:func:`pfft.engines.r2r.apply_trailing`): two or three in a row, of type II or
-    all of type III, on an engine that runs them through ``lax.fft`` (DUCC's own r2r,
+    FFT (:func:`pfft.engines.r2r.apply_trailing`): two or three in a row, all of type
+    II or all of type III, on an engine that runs them through ``lax.fft`` (DUCC's own r2r,
     where the engine has it, needs no FFT of the whole group). Empty where there is no
     such group."""
     if run.engine.capabilities.r2r:
@@ -509,7 +509,7 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
                pieces_path.enabled(engine, transport) and not windows)
     if run.pieces and run.balanced:  # pragma: no cover - a defect: pieces are ceil-sized
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
-    # the stages between windows, then each window (on its pieces)
+    # the chain in runs: each window on its pieces, the stages between windows as they are
     bounds = sorted({0, len(run.stages)} | {b for w in windows for b in (w.start, w.stop)})
     for start, stop in zip(bounds, bounds[1:]):
         if start in starts:
