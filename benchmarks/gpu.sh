@@ -21,9 +21,10 @@
 #   archive  everything written, packed into $OUT/gpu_results.tar.gz
 #
 # Usage: benchmarks/gpu.sh [python]   (default .venv/bin/python if there is one, else python3)
-# Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env build
-# bench device apps test mpi suite install archive"), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS
-# (arguments of benchmarks.per_device), REPEATS (10), WARMUP (2), TEST_WORKERS (4),
+# Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env
+# build bench device apps test mpi suite install archive"), SIZES (256 512 1024),
+# REAL_SIZES (256 512), DEVICE_ARGS (arguments of benchmarks.per_device), REPEATS (10),
+# WARMUP (2), TEST_WORKERS (4),
 # SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
 # PLATFORM (gpu; "cpu" runs every step on the CPU at small sizes, to check this script
 # where there is no GPU). A step that later ones need stops the run when it fails; any
