@@ -446,6 +446,8 @@ def _run_stages(run: _Run, block: Block, start: int, stop: int) -> None:
     in a row that run as one group (:func:`_r2r_group`)."""
     i = start
     while i < stop:
+        if run.pieces and block.order != tuple(range(len(block.order))):  # pragma: no cover
+            raise RuntimeError(f"pieces path: block in axis order {block.order}")  # a defect
         group = _r2r_group(run, i, stop)
         if group:
             run.assemble(block)
@@ -514,10 +516,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     for start, stop in zip(bounds, bounds[1:]):
         if start in starts:
             _run_window(run, block, starts[start])
-            continue
-        if run.pieces and block.order != tuple(range(x.ndim)):  # pragma: no cover - a defect
-            raise RuntimeError(f"pieces path: block in axis order {block.order}")
-        _run_stages(run, block, start, stop)
+        else:
+            _run_stages(run, block, start, stop)
     run.assemble(block)
     block.permute(tuple(range(x.ndim)))
     return block._scaled()

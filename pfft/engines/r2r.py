@@ -245,7 +245,7 @@ def _dst1(x, xp):
 
 def _dct2(x, xp):
     n = x.shape[-1]
-    v = xp.concatenate([x[..., ::2], x[..., 1::2][..., ::-1]], axis=-1)
+    v = _reordered(x, x.ndim - 1, xp)
     half = xp.fft.rfft(v, axis=-1)                                    # n//2 + 1 bins
     rest = xp.conj(half[..., 1:1 + (n - 1) // 2][..., ::-1])          # V[n-k] = conj(V[k])
     full = xp.concatenate([half, rest], axis=-1)
@@ -264,13 +264,7 @@ def _dct3(x, xp):
     re = c * head + s * tail
     im = s * head - c * tail
     v = xp.fft.irfft(re + 1j * im, n, axis=-1) * n                    # n * ifft: unnormalised
-    v = v.astype(x.dtype)
-    h = (n + 1) // 2                                                   # even outputs
-    evens, odds = v[..., :h], v[..., h:][..., ::-1]
-    if n % 2:
-        odds = xp.concatenate([odds, xp.zeros(x.shape[:-1] + (1,), x.dtype)], axis=-1)
-    out = xp.stack([evens, odds], axis=-1).reshape(x.shape[:-1] + (2 * h,))
-    return out[..., :n]
+    return _interleaved(v.astype(x.dtype), x.ndim - 1, xp)
 
 
 def _dct4(x, xp):
