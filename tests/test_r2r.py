@@ -433,21 +433,47 @@ def test_grouped_stages_in_plans_match_scipy(grid, pipeline, engine, monkeypatch
         pfft.clear_plan_cache()
 
 
+def _fft_ranks(fn, shape, dtype, sharding) -> list[int]:
+    """The number of axes of each FFT in ``jit(fn)``'s lowering for that input, sorted."""
+    import re
+    hlo = jax.jit(fn).lower(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)).as_text()
+    ffts = re.findall(r"stablehlo\.fft .*?length = \[([0-9, ]+)\]", hlo)
+    return sorted(len(f.split(",")) for f in ffts)
+
+
 def test_a_group_is_one_fft_on_one_device():
     """A 3-axis DCT-II on a 1x1 mesh (xla engine) lowers to one 3-D FFT, and the inverse
     (three DCT-III stages) to one 3-D inverse real FFT; a slab's local pair of axes to
     one 2-D FFT and its last axis to a 1-D one."""
-    import re
     shape = (8, 6, 4)
     for grid in [(1, 1), (4,)]:
         plan = pfft.plan(shape, np.float32, pfft.make_mesh(grid), kinds=("dct2",) * 3,
                          engine="xla")
         for fn in (plan.forward, plan.backward):
-            hlo = jax.jit(fn).lower(jax.ShapeDtypeStruct(shape, np.float32,
-                                                         sharding=plan.in_sharding)).as_text()
-            ffts = re.findall(r"stablehlo\.fft .*?length = \[([0-9, ]+)\]", hlo)
-            lengths = [len(f.split(",")) for f in ffts]
-            if grid == (1, 1):
-                assert lengths == [3], ffts
-            else:
-                assert sorted(lengths) == [1, 2], ffts
+            ranks = _fft_ranks(fn, shape, np.float32, plan.in_sharding)
+            assert ranks == ([3] if grid == (1, 1) else [1, 2]), ranks
+
+
+@pytest.mark.parametrize("grid,spec", [((2, 2), P("y", "x", None)),
+                                       ((2, 4), P(None, None, ("x", "y"))),
+                                       ((2, 2), P(None, "x", "y"))], ids=str)
+def test_grouped_stages_on_a_users_layout_match_scipy(grid, spec):
+    """DCT/DST-II plans (xla engine) on inputs laid out as a user may lay them out (mesh
+    axes in the other order, a tuple of mesh axes on one array axis, the first axis
+    whole): scipy's values, and the round trip back in the input's sharding. With both
+    mesh axes on the last array axis the first two axes are local together and run as
+    one 2-D FFT; elsewhere one axis at a time."""
+    mesh = jax.make_mesh(grid, ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2,
+                         devices=jax.devices()[:int(np.prod(grid))])
+    shape, kinds = (16, 12, 8), ("dct2", "dst2", "dct2")
+    x = np.random.default_rng(13).standard_normal(shape)
+    want = sf.dct(sf.dst(sf.dct(x, 2, axis=0), 2, axis=1), 2, axis=2)
+    plan = pfft.plan(shape, np.float64, mesh, kinds=kinds, engine="xla", in_sharding=spec)
+    y = jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding))
+    assert rel_err(y, want) < 1e-13
+    back = jax.jit(plan.backward)(y)
+    assert back.sharding.is_equivalent_to(plan.in_sharding, back.ndim)
+    assert rel_err(back, x) < 1e-13
+    grouped = spec == P(None, None, ("x", "y"))
+    assert _fft_ranks(plan.forward, shape, np.float64, plan.in_sharding) == \
+        ([1, 2] if grouped else [1, 1, 1])
