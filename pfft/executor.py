@@ -462,29 +462,60 @@ def _run_stages(run: _Run, block: Block, start: int, stop: int) -> None:
         i += 1
 
 
+def _take_piece(data: jax.Array, pos: int, lo: int, hi: int, chunks: int) -> jax.Array:
+    """Points ``lo..hi`` along physical axis ``pos`` of ``data``, of each of its
+    ``chunks`` equal chunks (one chunk: a plain slice)."""
+    if chunks == 1:
+        return lax.slice_in_dim(data, lo, hi, axis=pos)
+    shape = data.shape
+    split = data.reshape(shape[:pos] + (chunks, shape[pos] // chunks) + shape[pos + 1:])
+    part = lax.slice_in_dim(split, lo, hi, axis=pos + 1)
+    return part.reshape(shape[:pos] + (chunks * (hi - lo),) + shape[pos + 1:])
+
+
+def _join_pieces(parts: list, pos: int, chunks: int) -> jax.Array:
+    """The inverse of :func:`_take_piece` over consecutive pieces: each piece's
+    points of each chunk laid side by side again."""
+    if chunks == 1:
+        return jnp.concatenate(parts, axis=pos)
+    split = [p.reshape(p.shape[:pos] + (chunks, p.shape[pos] // chunks) + p.shape[pos + 1:])
+             for p in parts]
+    whole = jnp.concatenate(split, axis=pos + 1)
+    shape = whole.shape
+    return whole.reshape(shape[:pos] + (shape[pos] * shape[pos + 1],) + shape[pos + 2:])
+
+
 def _run_window(run: _Run, block: Block, window: Window) -> None:
     """Stages ``window.start`` to ``window.stop - 1`` on each of ``window.pieces``
-    pieces of the block cut along ``window.axis`` (none of them acts along it), the
-    pieces joined again afterwards (:mod:`pfft.pipeline`)."""
+    pieces of the block cut along ``window.axis`` (within its chunks where the window
+    says so), the pieces joined again afterwards (:mod:`pfft.pipeline`)."""
     run.assemble(block)
-    pos = block.order.index(window.axis)
-    q, r = divmod(block.data.shape[pos], window.pieces)
+    axis = window.axis
+    pos = block.order.index(axis)
+    chunks_in = window.chunks if window.chunked_at_start else 1
+    chunks_out = 1 if window.chunked_at_start else window.chunks
+    extent = block.data.shape[pos] // chunks_in         # the points of a chunk
+    q, r = divmod(extent, window.pieces)
     bounds, at = [], 0
     for k in range(window.pieces):
         bounds.append((at, at + q + (k < r)))
         at = bounds[-1][1]
+    whole = run.shape[axis]
     parts = []
     for lo, hi in bounds:
-        part = Block(lax.slice_in_dim(block.data, lo, hi, axis=pos), block.order)
+        part = Block(_take_piece(block.data, pos, lo, hi, chunks_in), block.order)
         part.scale = block.scale
         sub = replace(run, shape=list(run.shape))
+        if window.chunks > 1:         # the piece's logical extent, for its exchange
+            sub.shape[axis] = whole // extent * (hi - lo)
         _run_stages(sub, part, window.start, window.stop)
         parts.append(part)
     # every piece ran the same steps: the same order and pending factor
     block.order, block.scale = parts[0].order, parts[0].scale
-    block.data = jnp.concatenate([part.data for part in parts],
-                                 axis=block.order.index(window.axis))
+    block.data = _join_pieces([part.data for part in parts], block.order.index(axis),
+                              chunks_out)
     run.shape[:] = sub.shape
+    run.shape[axis] = whole
 
 
 def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,

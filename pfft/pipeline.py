@@ -12,13 +12,26 @@ unpack around them) and ``k`` smaller launches per stage.
 :func:`pipelined` finds the windows: runs of stages around each exchange, as long
 as they leave some axis alone (the one with the most local points is cut).
 A multi-axis local transform at a window's edge is split so that its other axes join
-the window (a slab's ``fft axes (1, 2)`` before its exchange becomes ``fft axis 2``
-on the whole block, then ``fft axis 1`` per piece). :func:`pfft.executor.run_chain`
+the window (``fft axes (1, 2)`` before an exchange becomes ``fft axis 2`` on the whole
+block, then ``fft axis 1`` per piece).
+
+An exchange's own axes may be cut too, *within their chunks*: the all-to-all moves
+chunk ``j`` of the scattered axis to device ``j`` and stacks what it receives along
+the gathered one, so piece ``m`` can hold points ``a..b`` of every chunk (``j*c + a``
+to ``j*c + b`` where the axis is whole, ``a..b`` where it holds one chunk of ``c``
+points) and its exchange is still one all-to-all of its own. A window whose only
+exchange allows it, and whose transforms act only on axes before that axis, is cut so
+where that keeps at least its stages (a slab's exchange and its ``fft axis 0``, the
+2-D transform on the other side left whole; a 2-D array's, which leaves no axis
+alone): each piece is then a block of whole rows of the axes after the cut, which the
+transform beside it can read or write where it lies in the whole block
+(:func:`pfft.executor.run_chain`), and the cut on the axis's whole side is a strided
+slice that the exchange's packing takes in the same pass. :func:`pfft.executor.run_chain`
 runs each window piece by piece.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .planner import Chain
 from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter, Stage
@@ -29,17 +42,25 @@ __all__ = ["Window", "acts_on", "pipelined", "run_order", "per_stage"]
 @dataclass(frozen=True)
 class Window:
     """Stages ``start`` to ``stop - 1`` of a chain, run on ``pieces`` pieces of the
-    block cut along logical axis ``axis``."""
+    block cut along logical axis ``axis``.
+
+    ``chunks > 1``: the axis is the window's exchange's own, cut within its chunks; it
+    holds ``chunks`` chunks on its whole side (the window's start where
+    ``chunked_at_start``, else its end) and one chunk on the other.
+    """
 
     start: int
     stop: int
     axis: int
     pieces: int
+    chunks: int = 1
+    chunked_at_start: bool = False
 
     def __str__(self) -> str:
         first, last = self.start + 1, self.stop
         what = f"stage {first}" if first == last else f"stages {first}-{last}"
-        return f"{what} pipelined: {self.pieces} pieces along axis {self.axis}"
+        within = f" within its {self.chunks} chunks" if self.chunks > 1 else ""
+        return f"{what} pipelined: {self.pieces} pieces along axis {self.axis}{within}"
 
 
 def acts_on(st: Stage) -> frozenset[int]:
@@ -114,21 +135,31 @@ def pipelined(chain: Chain, pieces: int) -> tuple[Chain, tuple[Window, ...]]:
     """``chain`` with its exchanges pipelined in ``pieces`` pieces.
 
     Returns the chain to run (a local transform at a window's edge split where that
-    puts more of it into the window: the same map) and its windows. ``pieces < 2``,
+    puts more of it into the window: the same map) and its windows. A window that can
+    be cut within its exchange's chunks (:func:`_chunk_cut`) at no fewer stages than
+    along an axis it leaves alone is cut so, its neighbours left whole. ``pieces < 2``,
     or a chain without a window whose cut axis has two local points, gives ``chain``
     itself and no windows.
     """
     if pieces < 2:
         return chain, ()
     stages = list(chain.stages)
-    # widen each window by the split-off part of a neighbouring local transform,
-    # where that neighbour is in no window itself
     plain = _windows(chain)
-    busy = {i for a, b, _ in plain for i in range(a, b)}
-    splits: dict[int, tuple[Stage, Stage]] = {}
     blocks = _local_shapes(chain)
-    for a, b, free in plain:
-        if not free:
+    chunked: dict[int, Window] = {}          # plain window's index -> its chunked cut
+    for w, (a, b, _) in enumerate(plain):
+        lo = plain[w - 1][1] if w else 0
+        hi = plain[w + 1][0] if w + 1 < len(plain) else len(stages)
+        cut = _chunk_cut(chain, a, b, lo, hi, pieces)
+        if cut is not None:
+            chunked[w] = cut
+    busy = {i for a, b, _ in plain for i in range(a, b)}
+    busy |= {i for c in chunked.values() for i in range(c.start, c.stop)}
+    # widen each other window by the split-off part of a neighbouring local transform,
+    # where that neighbour is in no window itself
+    splits: dict[int, tuple[Stage, Stage]] = {}
+    for w, (a, b, free) in enumerate(plain):
+        if not free or w in chunked:
             continue
         axis = _widest(blocks[a], free)
         if a > 0 and a - 1 not in busy:
@@ -139,19 +170,71 @@ def pipelined(chain: Chain, pieces: int) -> tuple[Chain, tuple[Window, ...]]:
             parts = _split_after(stages[b], axis)
             if parts:
                 splits[b] = parts
+    cuts = list(chunked.values())
     if splits:
+        def moved(i: int) -> int:          # stage i's index once the splits are made
+            return i + sum(j < i for j in splits)
+        cuts = [replace(c, start=moved(c.start), stop=moved(c.stop)) for c in cuts]
         stages = [part for i, st in enumerate(stages) for part in splits.get(i, (st,))]
         chain = Chain(chain.in_layout, chain.out_layout, tuple(stages))
-    windows = []
+    windows = list(cuts)
     blocks = _local_shapes(chain)
     for a, b, free in _windows(chain):
-        if not free:
+        if not free or any(c.start < b and a < c.stop for c in cuts):
             continue
         axis = _widest(blocks[a], free)
         count = min(pieces, blocks[a][axis])
         if count >= 2:
             windows.append(Window(a, b, axis, count))
+    windows.sort(key=lambda w: w.start)
+    for w, v in zip(windows, windows[1:]):
+        if v.start < w.stop:  # pragma: no cover - a defect
+            raise RuntimeError(f"pipeline: windows {w} and {v} overlap")
     return chain, tuple(windows)
+
+
+def _chunk_cut(chain: Chain, start: int, stop: int, lo: int, hi: int,
+               pieces: int) -> Window | None:
+    """The window of stages ``start`` to ``stop - 1`` of ``chain`` (one exchange and
+    the transforms around it that leave some axis alone) cut instead within the
+    chunks of one of the exchange's axes, grown over the local transforms beside it
+    within stages ``lo`` to ``hi - 1``; None where neither axis gives a window that
+    holds at least those stages.
+
+    Only the exchange may act on the cut axis, and every transform in the window only
+    on axes before it (a piece is then whole rows of the axes after it); the axis must
+    be split evenly, and hold at least two points on its sharded side. Of the two
+    axes, the one whose window holds more stages; the scattered one where they tie.
+    """
+    exchanges = [i for i in range(start, stop) if isinstance(chain.stages[i], Exchange)]
+    if len(exchanges) != 1:
+        return None
+    at = exchanges[0]
+    ex = chain.stages[at]
+    if ex.gather_keep != 1 or ex.scatter_had != 1:
+        return None
+    layouts = (chain.in_layout,) + chain.layouts()
+    before, after = layouts[at], layouts[at + 1]
+
+    def fits(st: Stage, axis: int) -> bool:     # a transform of axes before ``axis``
+        return isinstance(st, (LocalFFT, RealFFT)) and max(st.axes) < axis
+
+    best = None
+    for axis, chunked_at_start in ((ex.scatter, True), (ex.gather, False)):
+        if not (before.is_even(axis) and after.is_even(axis)):
+            continue
+        a, b = at, at + 1
+        while a > lo and fits(chain.stages[a - 1], axis):
+            a -= 1
+        while b < hi and fits(chain.stages[b], axis):
+            b += 1
+        sharded = after if chunked_at_start else before
+        count = min(pieces, sharded.local_shape[axis])
+        if a > start or b < stop or count < 2:
+            continue
+        if best is None or b - a > best.stop - best.start:
+            best = Window(a, b, axis, count, ex.size, chunked_at_start)
+    return best
 
 
 def run_order(chain: Chain, windows) -> list[int]:

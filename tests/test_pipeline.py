@@ -53,23 +53,53 @@ def test_windows_cover_every_exchange_and_leave_their_axis_alone(grid, kind):
         assert exchanges and set(exchanges) <= inside, (split.stages, windows)
         for w in windows:
             assert 2 <= w.pieces <= 4
-            for st in split.stages[w.start:w.stop]:
-                assert w.axis not in acts_on(st), (st, w)
+            inner = split.stages[w.start:w.stop]
+            acting = [st for st in inner if w.axis in acts_on(st)]
+            if w.chunks == 1:
+                assert not acting, (acting, w)
+                continue
+            # cut within its chunks: only the window's one exchange moves the axis
+            # (scatters it where it is chunked at the start), and every transform
+            # acts on earlier axes only
+            (ex,) = acting
+            assert isinstance(ex, Exchange) and w.chunks == ex.size, (ex, w)
+            assert (ex.scatter if w.chunked_at_start else ex.gather) == w.axis
+            assert all(max(acts_on(st)) < w.axis for st in inner if st is not ex)
         # the split chain ends where the chain ends, through the same layouts
         assert split.out_layout == chain.out_layout
         assert split.layouts()[-1] == chain.layouts()[-1]
 
 
-def test_a_slabs_transform_before_its_exchange_joins_the_window():
+def test_a_slab_is_cut_within_its_exchanges_chunks_its_2d_transform_whole():
     forward, backward = _chains((4,), "r2c")
+    # forward: the exchange scatters axis 1 (12 points: 4 chunks of 3); the pieces hold
+    # points of each chunk, the 2-D rfft runs on the whole block before them
     split, (window,) = pipelined(forward, 4)
-    # rfft along the cut axis on the whole block, the rest of it piece by piece
-    assert split.stages[0] == RealFFT((2,), 10, True)
-    assert split.stages[1] == LocalFFT((1,))
-    assert (window.start, window.stop, window.axis) == (1, 4, 2)
+    assert split.stages == forward.stages
+    assert split.stages[0] == RealFFT((1, 2), 10, True)
+    assert (window.start, window.stop, window.axis, window.pieces) == (1, 3, 1, 3)
+    assert (window.chunks, window.chunked_at_start) == (4, True)
+    assert "within its 4 chunks" in str(window)
+    # backward: the mirror image, axis 1 gathered at the window's end
     split, (window,) = pipelined(backward, 4)
-    assert split.stages[-1] == RealFFT((2,), 10, False)
-    assert (window.start, window.stop, window.axis) == (0, 3, 2)
+    assert split.stages == backward.stages
+    assert (window.start, window.stop, window.axis, window.chunks) == (0, 2, 1, 4)
+    assert not window.chunked_at_start
+
+
+def test_a_transform_before_an_exchange_joins_the_window_split():
+    """Where the exchange's axes cannot be cut (10 points over 4 devices: uneven; the
+    plan returns to the input's layout with a second exchange), a multi-axis transform
+    at the window's edge is split: its part along the cut axis on the whole block, the
+    rest piece by piece."""
+    mesh_shape = (("x", 4),)
+    forward = build_chain(default_layout((16, 10, 12), (0, 1, 2), mesh_shape), (0, 1, 2),
+                          kind="r2c", n=None)
+    assert forward.stages[0] == RealFFT((1, 2), 12, True)
+    split, (window,) = pipelined(forward, 4)
+    assert split.stages[0] == RealFFT((2,), 12, True)
+    assert split.stages[1] == LocalFFT((1,))
+    assert (window.start, window.stop, window.axis, window.chunks) == (1, 5, 2, 1)
 
 
 def test_no_pipeline_and_too_few_points_leave_the_chain_as_it_is():
@@ -97,6 +127,25 @@ def test_pipelined_plans_match_numpy(engine, grid, kind):
     assert y.sharding.is_equivalent_to(plan.out_sharding, y.ndim)
     back = jax.jit(plan.backward)(y)
     assert rel_err(back, x) < 1e-14
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("kind", ["c2c", "r2c"])
+def test_a_2d_slab_is_pipelined_within_its_exchanges_chunks(engine, kind):
+    """A 2-D array over 4 devices: its exchange acts on both axes, so only a cut within
+    the exchange's chunks leaves a window (the exchange and the FFT along axis 0, each
+    piece 2 of the 6 or 4 points of each chunk of axis 1); numpy's values both ways,
+    one all-to-all per piece."""
+    _native_or_skip(engine)
+    rng = np.random.default_rng(13)
+    shape = (16, 30) if kind == "r2c" else (16, 24)     # 16 bins, 24 points: 4 chunks
+    x = random_array(rng, shape, np.float64 if kind == "r2c" else np.complex128)
+    plan = pfft.plan(shape, x.dtype, _mesh((4,)), kind=kind, engine=engine, pipeline=3)
+    assert "stages 2-3 pipelined: 3 pieces along axis 1 within its 4 chunks" in str(plan)
+    assert plan.collectives()["all-to-all"] == 3
+    y = jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding))
+    assert rel_err(y, np.fft.rfftn(x) if kind == "r2c" else np.fft.fftn(x)) < 1e-14
+    assert rel_err(jax.jit(plan.backward)(y), x) < 1e-14
 
 
 @pytest.mark.parametrize("engine", ENGINES)
