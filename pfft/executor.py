@@ -485,10 +485,29 @@ def _join_pieces(parts: list, pos: int, chunks: int) -> jax.Array:
     return whole.reshape(shape[:pos] + (shape[pos] * shape[pos + 1],) + shape[pos + 2:])
 
 
+def _rows_transform(run: _Run, st, order: tuple[int, ...], shape, axis: int):
+    """The block axes of stage ``st`` where it can run on rows of logical ``axis``
+    where they lie in the whole block (``fft_of_rows``/``fft_into_rows``: a complex
+    transform over axes ending right before it, on an engine with rows transforms),
+    for a piece of ``shape`` in axis ``order``; else None."""
+    if not (isinstance(st, LocalFFT) and run.engine.capabilities.rows):
+        return None
+    positions = tuple(order.index(a) for a in st.axes)
+    if not run.engine.rows_for(positions, tuple(shape), run.inverse, 1.0, order.index(axis)):
+        return None
+    return positions
+
+
 def _run_window(run: _Run, block: Block, window: Window) -> None:
     """Stages ``window.start`` to ``window.stop - 1`` on each of ``window.pieces``
     pieces of the block cut along ``window.axis`` (within its chunks where the window
-    says so), the pieces joined again afterwards (:mod:`pfft.pipeline`)."""
+    says so), the pieces joined again afterwards (:mod:`pfft.pipeline`).
+
+    Where the axis holds one chunk at the window's start and the first stage is a
+    transform the engine runs on rows where they lie, each piece's first stage reads
+    its rows from the whole block (no cut); where it holds one chunk at the end and
+    the last stage is such a transform, each piece's last stage writes its rows into
+    the joined block (no join)."""
     run.assemble(block)
     axis = window.axis
     pos = block.order.index(axis)
@@ -500,20 +519,50 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
     for k in range(window.pieces):
         bounds.append((at, at + q + (k < r)))
         at = bounds[-1][1]
+    first, last = run.stages[window.start], run.stages[window.stop - 1]
     whole = run.shape[axis]
-    parts = []
+    parts, joined, writes_rows = [], None, None
     for lo, hi in bounds:
-        part = Block(_take_piece(block.data, pos, lo, hi, chunks_in), block.order)
-        part.scale = block.scale
         sub = replace(run, shape=list(run.shape))
         if window.chunks > 1:         # the piece's logical extent, for its exchange
             sub.shape[axis] = whole // extent * (hi - lo)
-        _run_stages(sub, part, window.start, window.stop)
+        start, stop = window.start, window.stop
+        piece = list(block.data.shape)
+        piece[pos] = hi - lo
+        reads = (_rows_transform(run, first, block.order, piece, axis)
+                 if window.chunks > 1 and chunks_in == 1 else None)
+        if reads is not None:
+            part = Block(run.engine.fft_of_rows(block.data, reads, run.inverse, axis=pos,
+                                                start=lo, stop=hi, scale=block.scale),
+                         block.order)
+            start += 1
+        else:
+            part = Block(_take_piece(block.data, pos, lo, hi, chunks_in), block.order)
+            part.scale = block.scale
+        if window.chunks > 1 and chunks_out == 1 and start < stop and writes_rows is not False:
+            _run_stages(sub, part, start, stop - 1)
+            at_end = part.order.index(axis)
+            if writes_rows is None:       # decided on the first piece, the same for all
+                writes_rows = _rows_transform(run, last, part.order, part.data.shape, axis)
+            if writes_rows is not None:
+                shape = list(part.data.shape)
+                shape[at_end] = extent
+                joined = run.engine.fft_into_rows(joined, part.data, writes_rows, run.inverse,
+                                                  axis=at_end, start=lo, shape=shape,
+                                                  scale=part.take_scale())
+                continue
+            writes_rows = False
+            _run_stages(sub, part, stop - 1, stop)
+        else:
+            _run_stages(sub, part, start, stop)
         parts.append(part)
-    # every piece ran the same steps: the same order and pending factor
-    block.order, block.scale = parts[0].order, parts[0].scale
-    block.data = _join_pieces([part.data for part in parts], block.order.index(axis),
-                              chunks_out)
+    if joined is not None:
+        block.data, block.order, block.scale = joined, part.order, 1.0
+    else:
+        # every piece ran the same steps: the same order and pending factor
+        block.order, block.scale = parts[0].order, parts[0].scale
+        block.data = _join_pieces([part.data for part in parts], block.order.index(axis),
+                                  chunks_out)
     run.shape[:] = sub.shape
     run.shape[axis] = whole
 

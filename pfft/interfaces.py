@@ -33,11 +33,17 @@ class EngineCapabilities:
         Runs the pieces kernels: ``fft_pieces`` (a transform that reads and writes
         the pieces an exchange moves), ``fft_pieces_pair`` (two such passes in one
         call) and ``writes_in_place`` (which passes may write over their input).
+    rows
+        Runs complex transforms on rows of a larger block where they lie:
+        ``fft_of_rows`` (reads rows of one axis), ``fft_into_rows`` (writes them into
+        a block, in place) and ``rows_for`` (whether a transform of that shape goes
+        so): a pipelined window's piece without a copy to cut or join it.
     """
 
     strided: bool = False
     r2r: bool = False
     pieces: bool = False
+    rows: bool = False
 
 
 @dataclass(frozen=True)

@@ -537,9 +537,10 @@ def test_plans_on_the_per_stage_engine_match_numpy_and_say_which_engine_runs(gri
             jnp.asarray(x.real))
         assert rel_err(g, want) <= 1e-12
         # pipelined: each FFT stage of the chain that runs named once, its pieces joined
+        # (a slab's window is cut within its exchange's chunks: its 2-D FFT stays whole)
         piped = pfft.plan(shape, np.complex128, mesh, pipeline=2)
         engines = piped.fft_engines()
-        assert engines == {(1, 1): ["xla"], (4,): ["xla", "xla", "native"],
+        assert engines == {(1, 1): ["xla"], (4,): ["xla", "native"],
                            (2, 2): ["xla", "xla", "native"]}[grid]
         assert str(piped).count(", by ") == len(engines)
         assert rel_err(piped.forward(pfft.device_put(x, mesh)), np.fft.fftn(x)) <= 1e-12
@@ -600,3 +601,97 @@ def test_calls_outside_jit_run_the_kernel_of_the_arrays_platform(monkeypatch):
     g = jax.grad(lambda a: jnp.sum(jnp.abs(native.rfft(a, (0, 1))) ** 2))(xs.real)
     want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a, axes=(0, 1))) ** 2))(xs.real)
     assert rel_err(g, want) <= 1e-12
+
+
+# rows transforms: (block, axes, rows' axis, rows read, rows of the block written into)
+ROWS_CASES = [((8, 6, 5), (0,), 1, (2, 5), 9), ((3, 4, 6, 2), (1,), 2, (0, 6), 6),
+              ((4, 5, 6, 3), (0, 1), 2, (1, 4), 7), ((2, 3, 4, 5, 2), (3, 1, 2), 4, (1, 2), 3),
+              ((5, 7), (0,), 1, (3, 7), 4)]
+
+
+@on_each_platform
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axes,axis,rows,into_rows", ROWS_CASES, ids=str)
+def test_rows_transforms_read_and_write_rows_where_they_lie(shape, axes, axis, rows,
+                                                            into_rows, dtype, platform):
+    """fft_of_rows: the transform of rows lo..hi of one axis (numpy's fftn of the slice);
+    fft_into_rows: a block with those rows replaced by the transform of a smaller one,
+    the other rows kept (or, into None, a new block whose those rows hold it). Both
+    signs, a scale, the axes in any order, in and outside jit."""
+    rng = np.random.default_rng(sum(shape))
+    x = random_array(rng, shape, dtype)
+    lo, hi = rows
+    tol = TOL[dtype]
+    xs = _put(x, platform)
+    for inverse, scale in ((False, 1.0), (True, 0.5)):
+        sign = np.fft.ifftn if inverse else np.fft.fftn
+        n = math.prod(shape[a] for a in axes)
+        want = sign(x[(slice(None),) * axis + (slice(lo, hi),)], axes=axes) * scale * (
+            n if inverse else 1)
+        got = native.fft_of_rows(xs, axes, inverse, axis=axis, start=lo, stop=hi, scale=scale)
+        assert got.shape == want.shape and rel_err(got, want) <= tol
+        got = jax.jit(lambda a: native.fft_of_rows(a, axes, inverse, axis=axis, start=lo,
+                                                   stop=hi, scale=scale))(xs)
+        assert rel_err(got, want) <= tol
+        # into a block of into_rows rows along the axis, from row 1 (or 0 where full)
+        piece = x[(slice(None),) * axis + (slice(lo, hi),)]
+        into = random_array(rng, shape[:axis] + (into_rows,) + shape[axis + 1:], dtype)
+        at = min(1, into_rows - (hi - lo))
+        expect = into.copy()
+        expect[(slice(None),) * axis + (slice(at, at + hi - lo),)] = want
+        f = jax.jit(lambda b, p: native.fft_into_rows(b, p, axes, inverse, axis=axis,
+                                                      start=at, scale=scale))
+        got = f(_put(into, platform), _put(piece, platform))
+        assert rel_err(got, expect) <= tol
+        made = native.fft_into_rows(None, _put(piece, platform), axes, inverse, axis=axis,
+                                    start=at, shape=into.shape, scale=scale)
+        written = np.asarray(made)[(slice(None),) * axis + (slice(at, at + hi - lo),)]
+        assert made.shape == into.shape and rel_err(written, want) <= tol
+
+
+@needs_cpu_kernels
+def test_rows_transforms_refuse_what_they_cannot_do():
+    x = jnp.ones((4, 6, 5), jnp.complex64)
+    with pytest.raises(ValueError, match="end right before"):
+        native.fft_of_rows(x, (0,), axis=2, start=0, stop=2)     # axis 1 lies between
+    with pytest.raises(ValueError, match="end right before"):
+        native.fft_of_rows(x, (1,), axis=0, start=0, stop=2)     # rows before the axes
+    with pytest.raises(TypeError, match="complex to complex"):
+        native.fft_of_rows(x.real, (0,), axis=1, start=0, stop=2)
+    with pytest.raises(ValueError, match="rows 4..7"):
+        native.fft_of_rows(x, (0,), axis=1, start=4, stop=7)
+    with pytest.raises(ValueError, match="cannot go into"):
+        native.fft_into_rows(jnp.ones((5, 6, 5), jnp.complex64), x, (0,), axis=1, start=0)
+    with pytest.raises(ValueError, match="6 rows from row 1"):
+        native.fft_into_rows(None, x, (0,), axis=1, start=1, shape=(4, 6, 5))
+
+
+def test_rows_kernel_calls_alias_the_block_written_into_and_declare_their_work_area(
+        monkeypatch):
+    """Lowered for CUDA (the GPU library stood in): a rows call into a block aliases that
+    block to its first output and returns cuFFT's work area as a second, sized by the
+    library for the piece read and the block written; the CPU lowering aliases too,
+    with one output."""
+    if not native.available("cpu"):
+        pytest.skip(f"needs the CPU kernels: {native.unavailable_reason('cpu')}")
+    real_load = native._kernels.load
+    monkeypatch.setattr(native._kernels, "load",
+                        lambda p: (True, "stood in") if p == "cuda" else real_load(p))
+    asked = []
+
+    def workspace(*args):
+        asked.append(args)
+        return 2048
+    monkeypatch.setattr(native, "gpu_rows_workspace_bytes", workspace)
+    into = jnp.ones((8, 6, 5), jnp.complex64)
+    piece = jnp.ones((8, 2, 5), jnp.complex64)
+    f = jax.jit(lambda b, p: native.fft_into_rows(b, p, (0,), axis=1, start=4),
+                donate_argnums=0)
+    text = f.trace(into, piece).lower(lowering_platforms=("cuda",)).as_text()
+    line = next(ln for ln in text.splitlines() if "@pfft_c2c_rows_into(" in ln)
+    assert "output_operand_aliases" in line, line
+    assert line.endswith("(tensor<8x6x5xcomplex<f32>>, tensor<2048xui8>)"), line
+    assert asked == [((8, 2, 5), (8, 6, 5), (-3,), -2, False)]
+    cpu_line = next(ln for ln in f.trace(into, piece).lower(lowering_platforms=("cpu",))
+                    .as_text().splitlines() if "@pfft_c2c_rows_into(" in ln)
+    assert "output_operand_aliases" in cpu_line and "ui8" not in cpu_line

@@ -148,6 +148,29 @@ def test_a_2d_slab_is_pipelined_within_its_exchanges_chunks(engine, kind):
     assert rel_err(jax.jit(plan.backward)(y), x) < 1e-14
 
 
+@pytest.mark.parametrize("kind", ["c2c", "r2c"])
+def test_a_slabs_pieces_are_read_and_written_where_they_lie(kind):
+    """On an engine with rows transforms (the native one), a slab's window cut within
+    its exchange's chunks has no cut or join of its own: forward, the FFT after the
+    exchange writes each piece's rows into the joined block (the first piece makes it,
+    the others write into it in place); backward, the FFT before the exchange reads
+    each piece's rows from the whole block. The values are numpy's."""
+    _native_or_skip("native")
+    rng = np.random.default_rng(14)
+    shape = (16, 12, 10)
+    x = random_array(rng, shape, np.float64 if kind == "r2c" else np.complex128)
+    plan = pfft.plan(shape, x.dtype, _mesh((4,)), kind=kind, engine="native", pipeline=3)
+    xs = jax.device_put(x, plan.in_sharding)
+    forward = jax.jit(plan.forward).trace(xs).lower().as_text()
+    assert forward.count("@pfft_c2c_rows(") == 1
+    assert forward.count("@pfft_c2c_rows_into(") == 2
+    y = jax.jit(plan.forward)(xs)
+    assert rel_err(y, np.fft.rfftn(x) if kind == "r2c" else np.fft.fftn(x)) < 1e-14
+    backward = jax.jit(plan.backward).trace(y).lower().as_text()
+    assert backward.count("@pfft_c2c_rows(") == 3 and "@pfft_c2c_rows_into(" not in backward
+    assert rel_err(jax.jit(plan.backward)(y), x) < 1e-14
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_pipelined_r2r_dealiased_and_padded_spectrum_plans_match_numpy(engine):
     _native_or_skip(engine)

@@ -21,6 +21,12 @@
 // dimensions would start at offsets that are not multiples of kAlignBytes, the real side
 // goes through a pitched copy (rows padded to an aligned length).
 //
+// A rows transform (MakeRowsSchedule, C2C) reads and writes rows of a larger block where
+// they lie: rows [in_start, in_start + r) of one axis of the input and rows [out_start,
+// out_start + r) of the same axis of the output, the axis right after the transformed
+// ones. Each row is then contiguous on both sides, so the plan is the one of the block
+// alone with the strides of the larger ones: no copy of the rows before or after.
+//
 // All working memory (the C2R input copy, the pitched copy, cuFFT's work area) is one
 // buffer the caller provides, laid out by Arrange(); its size is known before the call
 // (pfft asks for it from Python and declares it as an extra output of the custom call).
@@ -68,6 +74,10 @@ struct PitchedCopy {
 };
 
 struct Schedule {
+  long long in_offset = 0, out_offset = 0;  // elements before the block in kIn, in kOut
+  // the output's elements a final scaling covers: `rows` rows of `width` elements,
+  // `pitch` apart, from out_offset (rows == 0: the whole output)
+  PitchedCopy out_rows;
   bool copy_to_tmp = false;  // tmp = in (same shape) before the steps ...
   bool conj_copy = false;    // ... conjugated
   PitchedCopy pitch_in;      // pitched = in, before the steps (R2C)
@@ -247,6 +257,55 @@ inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
       break;
     }
   }
+  return "";
+}
+
+// The schedule of a rows transform: C2C over `axes` (resolved) of rows of axis `axis`,
+// `rows` of them, read from row `in_start` of a block `din` and written from row
+// `out_start` of a block `dout` (both equal to the transformed block but along `axis`).
+// The axes must be one run of adjacent axes (at most three) ending right before
+// `axis`. "" or an error.
+inline std::string MakeRowsSchedule(const std::vector<long long> &din,
+                                    const std::vector<long long> &dout,
+                                    const std::vector<int> &axes, int axis, long long rows,
+                                    long long in_start, long long out_start, bool forward,
+                                    double scale, Schedule &s) {
+  s = Schedule{};
+  s.scale = scale;
+  int ndim = static_cast<int>(din.size());
+  if (int(dout.size()) != ndim) return "pfft rows: input and output ranks differ";
+  if (axis < 0 || axis >= ndim) return "pfft rows: row axis out of range";
+  for (int i = 0; i < ndim; ++i)
+    if (i != axis && din[i] != dout[i])
+      return "pfft rows: input and output differ along an axis other than the rows'";
+  if (rows < 0 || in_start < 0 || out_start < 0 || in_start + rows > din[axis] ||
+      out_start + rows > dout[axis])
+    return "pfft rows: the rows lie outside the input or the output";
+  std::vector<Run> runs = AdjacentRuns(axes);
+  if (axes.empty() || runs.size() != 1 || runs[0].b + 1 != axis)
+    return "pfft rows: the axes must be adjacent and end right before the rows' axis";
+  std::vector<long long> d = din;
+  d[axis] = rows;
+  if (Prod(d, 0, ndim) == 0) return "";  // nothing to transform
+  int a = runs[0].a, b = runs[0].b;
+  long long outer = Prod(d, 0, a), run = Prod(d, a, b + 1), rest = Prod(d, axis + 1, ndim);
+  long long inner = rows * rest, inner_in = din[axis] * rest, inner_out = dout[axis] * rest;
+  Layout l;
+  l.rank = b - a + 1;
+  for (int i = 0; i < l.rank; ++i) l.n[i] = d[a + i];
+  bool batch_inner = inner >= outer;
+  l.batch = batch_inner ? inner : outer;
+  l.loops = batch_inner ? outer : inner;
+  l.istride = inner_in;
+  l.ostride = inner_out;
+  l.idist = batch_inner ? 1 : run * inner_in;
+  l.odist = batch_inner ? 1 : run * inner_out;
+  l.in_step = batch_inner ? run * inner_in : 1;
+  l.out_step = batch_inner ? run * inner_out : 1;
+  s.steps.push_back({Kind::kC2C, forward ? kForward : kInverse, l, Buffer::kIn, Buffer::kOut});
+  s.in_offset = in_start * rest;
+  s.out_offset = out_start * rest;
+  s.out_rows = PitchedCopy{outer * run, inner, inner_out};
   return "";
 }
 

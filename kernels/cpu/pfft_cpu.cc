@@ -7,6 +7,13 @@
 //            output to the input (input_output_aliases={0: 0}), else out of place
 //   PfftR2C  real -> complex over any axes, the last listed axis halved (n//2+1)
 //   PfftC2R  complex -> real over any axes, the last listed axis of n real points
+//   PfftC2CRows      complex -> complex over axes that end right before axis `axis`:
+//                    rows [in_start, in_start + r) of that axis of the input to rows
+//                    [out_start, out_start + r) of the output, r the fewer rows of the
+//                    two, read and written where they lie (no copy of the rows); the
+//                    output's other rows unwritten
+//   PfftC2CRowsInto  the same into a block given as a first operand that XLA aliases to
+//                    the output (input_output_aliases={0: 0}): its other rows kept
 //   PfftR2R  real -> real DCT or DST (scipy's unnormalised types 1-4) over any axes
 //            (attributes `type` int64 1-4 and `sine` bool instead of `forward`)
 //
@@ -21,6 +28,7 @@
 // Arrays are row-major (XLA's default layout for custom calls); DUCC walks any
 // axis through its stride, so no transpose is made.
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -174,6 +182,85 @@ ffi::Error RealImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   return ffi::Error::Success();
 }
 
+// The rows handlers' check: complex, one rank, the same dims but along the rows' axis,
+// the rows inside both blocks, the axes at most three adjacent ones ending right
+// before the rows' axis (as the GPU kernel takes them). "" or the error.
+std::string RowsError(const Layout &li, const Layout &lo, const Shape &ax, size_t axis,
+                      int64_t in_start, int64_t out_start, size_t rows) {
+  if (li.shape.size() != lo.shape.size()) return "input and output ranks differ";
+  for (size_t i = 0; i < li.shape.size(); ++i)
+    if (i != axis && li.shape[i] != lo.shape[i])
+      return "input and output differ along an axis other than the rows'";
+  if (in_start < 0 || out_start < 0 || size_t(in_start) + rows > li.shape[axis] ||
+      size_t(out_start) + rows > lo.shape[axis])
+    return "the rows lie outside the input or the output";
+  size_t lo_axis = ax[0], hi_axis = ax[0];
+  for (size_t a : ax) lo_axis = std::min(lo_axis, a), hi_axis = std::max(hi_axis, a);
+  if (ax.size() > 3 || hi_axis - lo_axis + 1 != ax.size() || hi_axis + 1 != axis)
+    return "the axes must be adjacent (at most three) and end right before the rows' axis";
+  return "";
+}
+
+ffi::Error RowsImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                    ffi::Span<const int64_t> axes, bool forward, double scale,
+                    int64_t nthreads, int64_t axis, int64_t in_start, int64_t out_start) {
+  auto dims = x.dimensions();
+  if (y->element_type() != x.element_type())
+    return ffi::Error::InvalidArgument("pfft rows: output type must match the input's");
+  Shape ax;
+  if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
+  int64_t ndim = static_cast<int64_t>(dims.size());
+  int64_t r = axis < 0 ? axis + ndim : axis;
+  if (r < 0 || r >= ndim) return ffi::Error::InvalidArgument("pfft rows: row axis out of range");
+  Layout li = RowMajor(dims), lo = RowMajor(y->dimensions());
+  if (lo.shape.size() != li.shape.size())
+    return ffi::Error::InvalidArgument("pfft rows: input and output ranks differ");
+  size_t rows = std::min(li.shape[r], lo.shape[r]);
+  std::string err = RowsError(li, lo, ax, size_t(r), in_start, out_start, rows);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft rows: " + err);
+  // the rows as views into the two blocks: their shape, the blocks' strides
+  Layout vi = li, vo = lo;
+  vi.shape[r] = vo.shape[r] = rows;
+  size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
+  auto *in = static_cast<const char *>(x.untyped_data());
+  auto *out = static_cast<char *>(y->untyped_data());
+  try {
+    switch (x.element_type()) {
+      case ffi::DataType::C64: {
+        using C = std::complex<float>;
+        ducc0::cfmav<C> src(reinterpret_cast<const C *>(in) + in_start * li.strides[r],
+                            vi.shape, vi.strides);
+        ducc0::vfmav<C> dst(reinterpret_cast<C *>(out) + out_start * lo.strides[r], vo.shape,
+                            vo.strides);
+        ducc0::c2c(src, dst, ax, forward, static_cast<float>(scale), nt);
+        break;
+      }
+      case ffi::DataType::C128: {
+        using C = std::complex<double>;
+        ducc0::cfmav<C> src(reinterpret_cast<const C *>(in) + in_start * li.strides[r],
+                            vi.shape, vi.strides);
+        ducc0::vfmav<C> dst(reinterpret_cast<C *>(out) + out_start * lo.strides[r], vo.shape,
+                            vo.strides);
+        ducc0::c2c(src, dst, ax, forward, scale, nt);
+        break;
+      }
+      default: return ffi::Error::InvalidArgument("pfft rows: complex64 or complex128 only");
+    }
+  } catch (const std::exception &e) {
+    return ffi::Error::Internal(std::string("pfft rows: ") + e.what());
+  }
+  return ffi::Error::Success();
+}
+
+// `into` is aliased to y: XLA has put its values there, the rows are written over them
+ffi::Error RowsIntoImpl(ffi::AnyBuffer into, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                        ffi::Span<const int64_t> axes, bool forward, double scale,
+                        int64_t nthreads, int64_t axis, int64_t in_start, int64_t out_start) {
+  if (into.untyped_data() != y->untyped_data())
+    return ffi::Error::Internal("pfft rows: the block written into is not aliased to the output");
+  return RowsImpl(x, y, axes, forward, scale, nthreads, axis, in_start, out_start);
+}
+
 template <typename T>
 void R2R(const void *in, void *out, const Layout &l, const Shape &axes, int type, bool sine,
          double scale, size_t nthreads) {
@@ -237,9 +324,28 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2R, R2RImpl,
                                   .Attr<double>("scale")
                                   .Attr<int64_t>("nthreads"));
 
+#define PFFT_ROWS_ATTRS                            \
+  .Attr<ffi::Span<const int64_t>>("axes")          \
+      .Attr<bool>("forward")                       \
+      .Attr<double>("scale")                       \
+      .Attr<int64_t>("nthreads")                   \
+      .Attr<int64_t>("axis")                       \
+      .Attr<int64_t>("in_start")                   \
+      .Attr<int64_t>("out_start")
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRowsInto, RowsIntoImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
+
 // Version of this library's calling convention, checked by pfft/engines/_kernels.py.
-// 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below
-extern "C" int pfft_cpu_abi_version() { return 7; }
+// 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below;
+// 8: the rows handlers
+extern "C" int pfft_cpu_abi_version() { return 8; }
 
 // Huge-page advice on the buffers the kernels write first (huge_pages.h): on (1, the
 // default) or off (0). pfft's loader sets it from $PFFT_NO_HUGEPAGE_ADVICE; the

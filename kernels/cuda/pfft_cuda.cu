@@ -5,6 +5,13 @@
 //   PfftC2C  complex -> complex; in place when XLA aliases output to input
 //   PfftR2C  real -> complex, the last listed axis halved
 //   PfftC2R  complex -> real, the last listed axis of n real points
+//   PfftC2CRows      complex -> complex over axes that end right before axis `axis`:
+//                    rows [in_start, in_start + r) of that axis of the input to rows
+//                    [out_start, out_start + r) of the output, r the fewer rows of the two
+//                    (read or written where they lie in the larger block: a pipelined
+//                    window's piece, pfft/executor.py); the output's other rows unwritten
+//   PfftC2CRowsInto  the same into a block given as a first operand, which XLA aliases
+//                    to the output: the other rows keep their values
 //
 // How an axis set becomes cuFFT calls is kernels/common/cufft_schedule.h, pure C++ that
 // kernels/common/cufft_schedule_test.cc checks on the CPU: runs of up to three adjacent
@@ -162,6 +169,21 @@ __global__ void Scale(T *x, long long count, double scale) {
     x[i] = x[i] * scale;
 }
 
+// `rows` rows of `width` elements, `pitch` apart, times `scale`
+template <typename T>
+__global__ void ScaleRows(T *x, long long rows, long long width, long long pitch,
+                          double scale) {
+  long long count = rows * width;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long at = (i / width) * pitch + i % width;
+    T v = x[at];
+    v.x = v.x * scale;
+    v.y = v.y * scale;
+    x[at] = v;
+  }
+}
+
 template <typename T>
 __global__ void CopyConj(const T *in, T *out, long long count) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
@@ -283,11 +305,8 @@ struct Prepared {
 
 size_t RealSize(bool dbl) { return dbl ? sizeof(double) : sizeof(float); }
 
-ffi::Error Prepare(cs::Kind kind, bool dbl, const std::vector<long long> &din,
-                   const std::vector<long long> &dout, const std::vector<int> &axes,
-                   bool forward, double scale, cudaStream_t stream, Prepared &p) {
-  std::string err = cs::MakeSchedule(kind, din, dout, axes, forward, scale, RealSize(dbl), p.s);
-  if (!err.empty()) return ffi::Error::InvalidArgument(err);
+// The plans of the schedule p.s, and where its working memory lies.
+ffi::Error PlanSchedule(bool dbl, cudaStream_t stream, Prepared &p) {
   int device = 0;
   PFFT_CUDA(cudaGetDevice(&device));
   size_t work = 0;
@@ -300,6 +319,14 @@ ffi::Error Prepare(cs::Kind kind, bool dbl, const std::vector<long long> &din,
   }
   p.arena = cs::Arrange(p.s, RealSize(dbl), static_cast<long long>(work));
   return ffi::Error::Success();
+}
+
+ffi::Error Prepare(cs::Kind kind, bool dbl, const std::vector<long long> &din,
+                   const std::vector<long long> &dout, const std::vector<int> &axes,
+                   bool forward, double scale, cudaStream_t stream, Prepared &p) {
+  std::string err = cs::MakeSchedule(kind, din, dout, axes, forward, scale, RealSize(dbl), p.s);
+  if (!err.empty()) return ffi::Error::InvalidArgument(err);
+  return PlanSchedule(dbl, stream, p);
 }
 
 // One block through a prepared schedule: x -> y, working memory at `ws`.
@@ -323,10 +350,12 @@ ffi::Error Run(const Prepared &p, cudaStream_t stream, bool dbl, cs::Kind kind, 
     PFFT_CUDA(cudaMemcpy2DAsync(pitched, s.pitch_in.pitch * real, x, s.pitch_in.width * real,
                                 s.pitch_in.width * real, s.pitch_in.rows,
                                 cudaMemcpyDeviceToDevice, stream));
+  size_t cplx = 2 * real;
   auto buffer = [&](cs::Buffer b) -> void * {
     switch (b) {
-      case cs::Buffer::kIn: return const_cast<void *>(x);
-      case cs::Buffer::kOut: return y;
+      case cs::Buffer::kIn:
+        return static_cast<char *>(const_cast<void *>(x)) + s.in_offset * cplx;
+      case cs::Buffer::kOut: return static_cast<char *>(y) + s.out_offset * cplx;
       case cs::Buffer::kTmp: return tmp;
       default: return pitched;
     }
@@ -345,7 +374,16 @@ ffi::Error Run(const Prepared &p, cudaStream_t stream, bool dbl, cs::Kind kind, 
     else if (s.scale != 1.0)
       Scale<float><<<Blocks(count_out), 256, 0, stream>>>(static_cast<float *>(y), count_out,
                                                            s.scale);
-  } else if (s.scale != 1.0 || s.conj_out) {
+  } else if (s.out_rows.rows && s.scale != 1.0) {  // a rows transform: its rows only
+    const cs::PitchedCopy &r = s.out_rows;
+    char *at = static_cast<char *>(y) + s.out_offset * cplx;
+    if (dbl)
+      ScaleRows<cufftDoubleComplex><<<Blocks(r.rows * r.width), 256, 0, stream>>>(
+          reinterpret_cast<cufftDoubleComplex *>(at), r.rows, r.width, r.pitch, s.scale);
+    else
+      ScaleRows<cufftComplex><<<Blocks(r.rows * r.width), 256, 0, stream>>>(
+          reinterpret_cast<cufftComplex *>(at), r.rows, r.width, r.pitch, s.scale);
+  } else if (!s.out_rows.rows && (s.scale != 1.0 || s.conj_out)) {
     if (dbl)
       ScaleConj<cufftDoubleComplex><<<Blocks(count_out), 256, 0, stream>>>(
           static_cast<cufftDoubleComplex *>(y), count_out, s.scale, s.conj_out);
@@ -394,6 +432,56 @@ ffi::Error Handler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBu
   return Transform(kKind, stream, x, y, ws, axes, forward, scale);
 }
 
+// The rows handlers (C2C): rows of axis `axis` (counted from the end) read from row
+// `in_start` of x and written from row `out_start` of y, as many as the fewer of the two
+// blocks has (kernels/common/cufft_schedule.h, MakeRowsSchedule).
+ffi::Error RowsTransform(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                         ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
+                         bool forward, double scale, int64_t axis, int64_t in_start,
+                         int64_t out_start) {
+  bool dbl = false;
+  if (const char *types = TypesError(cs::Kind::kC2C, x.element_type(), y->element_type(), dbl))
+    return ffi::Error::InvalidArgument(types);
+  auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
+  int ndim = static_cast<int>(din.size());
+  std::vector<int> ax;
+  std::string err = cs::ResolveAxes(axes.begin(), axes.size(), ndim, ax);
+  if (!err.empty()) return ffi::Error::InvalidArgument(err);
+  int row_axis = static_cast<int>(axis < 0 ? axis + ndim : axis);
+  if (row_axis < 0 || row_axis >= ndim || int(dout.size()) != ndim)
+    return ffi::Error::InvalidArgument("pfft rows: row axis out of range");
+  long long rows = std::min(din[row_axis], dout[row_axis]);
+  Prepared p;
+  err = cs::MakeRowsSchedule(din, dout, ax, row_axis, rows, in_start, out_start, forward,
+                             scale, p.s);
+  if (!err.empty()) return ffi::Error::InvalidArgument(err);
+  PFFT_TRY(PlanSchedule(dbl, stream, p));
+  if (p.s.steps.empty()) return ffi::Error::Success();
+  long long have = static_cast<long long>(ws->size_bytes());
+  if (p.arena.total > have) return ffi::Error::Internal(TooSmall(p.arena.total, have));
+  return Run(p, stream, dbl, cs::Kind::kC2C, x.untyped_data(), y->untyped_data(),
+             static_cast<char *>(ws->untyped_data()), static_cast<long long>(x.element_count()),
+             static_cast<long long>(y->element_count()));
+}
+
+ffi::Error RowsHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                       ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
+                       bool forward, double scale, int64_t /*nthreads*/, int64_t axis,
+                       int64_t in_start, int64_t out_start) {
+  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start);
+}
+
+// `into` is aliased to y: XLA has put its values there, the rows are written over them
+ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer x,
+                           ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
+                           ffi::Span<const int64_t> axes, bool forward, double scale,
+                           int64_t /*nthreads*/, int64_t axis, int64_t in_start,
+                           int64_t out_start) {
+  if (into.untyped_data() != y->untyped_data())
+    return ffi::Error::Internal("pfft rows: the block written into is not aliased to the output");
+  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start);
+}
+
 thread_local std::string last_error;
 
 }  // namespace
@@ -409,13 +497,36 @@ thread_local std::string last_error;
       .Attr<double>("scale")                           \
       .Attr<int64_t>("nthreads")
 
+#define PFFT_ROWS_ATTRS                                \
+  .Attr<ffi::Span<const int64_t>>("axes")              \
+      .Attr<bool>("forward")                           \
+      .Attr<double>("scale")                           \
+      .Attr<int64_t>("nthreads")                       \
+      .Attr<int64_t>("axis")                           \
+      .Attr<int64_t>("in_start")                       \
+      .Attr<int64_t>("out_start")
+
 #pragma GCC visibility push(default)
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, Handler<cs::Kind::kC2C>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, Handler<cs::Kind::kR2C>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, Handler<cs::Kind::kC2R>, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsHandler,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRowsInto, RowsIntoHandler,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
 
 // 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
-extern "C" int pfft_cuda_abi_version() { return 2; }
+// 3: the rows handlers (pfft_cuda_rows_workspace_size)
+extern "C" int pfft_cuda_abi_version() { return 3; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
 // block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double
@@ -459,6 +570,51 @@ extern "C" long long pfft_cuda_workspace_size(int kind, int ndim, const long lon
   return cs::Arrange(s, RealSize(dbl), static_cast<long long>(work)).total;
 }
 extern "C" const char *pfft_cuda_last_error() { return last_error.c_str(); }
+
+// The bytes of working memory a rows handler needs (its second output): C2C over `axes`
+// of rows of `axis` (both counted from the end) from a block `din` to a block `dout`, on
+// this thread's current device. -1 on an error (pfft_cuda_last_error).
+extern "C" long long pfft_cuda_rows_workspace_size(int ndim, const long long *din,
+                                                   const long long *dout, int naxes,
+                                                   const long long *axes, long long axis,
+                                                   int dbl) {
+  if (ndim < 1 || naxes < 1) {
+    last_error = "pfft_cuda_rows_workspace_size: bad arguments";
+    return -1;
+  }
+  std::vector<long long> in(din, din + ndim), out(dout, dout + ndim);
+  std::vector<int64_t> given(axes, axes + naxes);
+  std::vector<int> ax;
+  std::string err = cs::ResolveAxes(given.data(), given.size(), ndim, ax);
+  int row_axis = static_cast<int>(axis < 0 ? axis + ndim : axis);
+  if (err.empty() && (row_axis < 0 || row_axis >= ndim)) err = "pfft rows: row axis out of range";
+  cs::Schedule s;
+  if (err.empty())
+    err = cs::MakeRowsSchedule(in, out, ax, row_axis, std::min(in[row_axis], out[row_axis]), 0,
+                               0, true, 1.0, s);
+  if (!err.empty()) {
+    last_error = err;
+    return -1;
+  }
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) {
+    last_error = std::string("pfft_cuda_rows_workspace_size: ") + cudaGetErrorString(e);
+    return -1;
+  }
+  size_t work = 0;
+  for (const cs::Step &step : s.steps) {
+    size_t bytes = 0;
+    cufftResult r = WorkSize(KeyOf(step, dbl != 0, device, nullptr), bytes);
+    if (r != CUFFT_SUCCESS) {
+      last_error = "pfft_cuda_rows_workspace_size: making a cuFFT plan: " + CufftName(r);
+      return -1;
+    }
+    work = std::max(work, bytes);
+  }
+  if (s.steps.empty()) return 0;
+  return cs::Arrange(s, RealSize(dbl), static_cast<long long>(work)).total;
+}
 
 // the plan cache: its size now and its bound (for tests and users)
 extern "C" long pfft_cuda_plan_cache_size() {

@@ -49,7 +49,8 @@ from .hermitian import bin_weights
 
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
-           "set_num_threads", "num_threads", "gpu_workspace_bytes"]
+           "set_num_threads", "num_threads", "gpu_workspace_bytes", "rows_fit", "fft_of_rows",
+           "fft_into_rows", "gpu_rows_workspace_bytes"]
 
 name = "native"
 # transforms any axis where it lies (strided): the executor need not move FFT axes
@@ -171,6 +172,21 @@ def _workspace_type(x: jax.Array, nbytes: int):
     return aval.update(shape=(nbytes,), dtype=np.dtype(np.uint8), sharding=sharding)
 
 
+def _platforms(x: jax.Array) -> list[str]:
+    """The platforms whose kernels a call on ``x`` needs: where a concrete array lives,
+    every loaded one for a traced array (``lax.platform_dependent`` picks)."""
+    platforms = [p for p in ("cpu", "cuda") if _kernels.load(p)[0]]
+    if not isinstance(x, jax.core.Tracer):      # outside jit: where the array lives
+        platforms = ["cpu" if next(iter(x.devices())).platform == "cpu" else "cuda"]
+    for p in platforms:
+        ok, why = _kernels.load(p)
+        if not ok:
+            raise RuntimeError(f"pfft native engine unavailable on {p}: {why}")
+    if not platforms:
+        raise RuntimeError(f"pfft native engine unavailable: {_kernels.load('cpu')[1]}")
+    return platforms
+
+
 def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
           nthreads: int | None, inplace: bool = False) -> jax.Array:
     """The custom call ``target`` on ``x`` (``shape`` and ``dtype`` its result's), for
@@ -182,15 +198,7 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     for exactly the block it transforms: under ``vmap`` the call is made again on the
     batched block (a batch dimension in front) instead of letting XLA broadcast it.
     """
-    platforms = [p for p in ("cpu", "cuda") if _kernels.load(p)[0]]
-    if not isinstance(x, jax.core.Tracer):      # outside jit: where the array lives
-        platforms = ["cpu" if next(iter(x.devices())).platform == "cpu" else "cuda"]
-    for p in platforms:
-        ok, why = _kernels.load(p)
-        if not ok:
-            raise RuntimeError(f"pfft native engine unavailable on {p}: {why}")
-    if not platforms:
-        raise RuntimeError(f"pfft native engine unavailable: {_kernels.load('cpu')[1]}")
+    platforms = _platforms(x)
     attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
                  scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
     aliases = {0: 0} if inplace else None
@@ -366,6 +374,132 @@ def irfft(x: jax.Array, axes: int | Sequence[int], n: int | None = None, *,
         pad[last] = (0, half - x.shape[last])
         x = jnp.pad(x, pad)
     return _c2r(x, axes, n, bool(inverse), float(scale), nthreads)
+
+
+@functools.lru_cache(maxsize=4096)
+def gpu_rows_workspace_bytes(in_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                             axes: tuple[int, ...], axis: int, double: bool) -> int:
+    """Bytes of working memory (cuFFT's work area) the GPU rows kernels need to
+    transform rows of ``axis`` of a block ``in_shape`` into one ``out_shape`` over
+    ``axes`` (all negative), as the current GPU's cuFFT sizes it.
+
+    Raises
+    ------
+    RuntimeError
+        If the GPU kernels are not loaded, or cuFFT cannot plan the transform.
+    """
+    lib = _kernels.library("cuda")
+    if lib is None:
+        raise RuntimeError(f"the GPU kernels are not loaded: {unavailable_reason('gpu')}")
+    size = lib.pfft_cuda_rows_workspace_size
+    size.restype = ctypes.c_longlong
+    lib.pfft_cuda_last_error.restype = ctypes.c_char_p
+    dims = ctypes.c_longlong * len(in_shape)
+    nbytes = size(len(in_shape), dims(*in_shape), dims(*out_shape), len(axes),
+                  (ctypes.c_longlong * len(axes))(*axes), ctypes.c_longlong(axis), int(double))
+    if nbytes < 0:
+        raise RuntimeError(lib.pfft_cuda_last_error().decode())
+    return int(nbytes)
+
+
+def rows_fit(axes: Sequence[int], axis: int, ndim: int) -> bool:
+    """Whether a transform over ``axes`` can run on rows of ``axis`` where they lie
+    (:func:`fft_of_rows`, :func:`fft_into_rows`): at most three adjacent axes ending
+    right before ``axis`` (each row is then contiguous in the larger block)."""
+    axes = sorted(a % ndim for a in axes)
+    return (0 < len(axes) <= 3 and axes == list(range(axes[0], axes[0] + len(axes)))
+            and axes[-1] + 1 == axis % ndim)
+
+
+def _rows_call(target: str, operands, out_type, axes, axis: int, in_start: int,
+               out_start: int, inverse: bool, scale: float, nthreads: int | None):
+    """A rows kernel on ``operands`` (the block read last; a block written into first,
+    aliased to the result) giving ``out_type``; axes and ``axis`` negative."""
+    x = operands[-1]
+    attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
+                 scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()),
+                 axis=np.int64(axis), in_start=np.int64(in_start),
+                 out_start=np.int64(out_start))
+    aliases = {0: 0} if len(operands) == 2 else None
+    branches = {}
+    platforms = _platforms(x)
+    if "cpu" in platforms:
+        branches["cpu"] = lambda *ops: jax.ffi.ffi_call(
+            target, out_type, input_output_aliases=aliases)(*ops, **attrs)
+    if "cuda" in platforms:
+        nbytes = gpu_rows_workspace_bytes(tuple(x.shape), tuple(out_type.shape), tuple(axes),
+                                          axis, np.dtype(x.dtype) == np.complex128)
+        branches["cuda"] = lambda *ops: jax.ffi.ffi_call(
+            target, (out_type, _workspace_type(x, nbytes)),
+            input_output_aliases=aliases)(*ops, **attrs)[0]
+    if len(branches) == 1:
+        return next(iter(branches.values()))(*operands)
+    return jax.lax.platform_dependent(*operands, **branches)
+
+
+def _rows_args(x: jax.Array, axes, axis: int) -> tuple[tuple[int, ...], int]:
+    """``axes`` and ``axis`` counted from the end, checked (:func:`rows_fit`)."""
+    if not jnp.issubdtype(x.dtype, jnp.complexfloating):
+        raise TypeError(f"rows transforms are complex to complex, got {x.dtype}")
+    axes = _axes(axes, x.ndim)
+    (axis,) = _axes((axis,), x.ndim)
+    if not rows_fit(axes, axis, x.ndim):
+        raise ValueError(f"rows of axis {axis % x.ndim}: the axes "
+                         f"{tuple(a % x.ndim for a in axes)} must be at most three adjacent "
+                         f"ones that end right before it")
+    return axes, axis
+
+
+def fft_of_rows(x: jax.Array, axes: Sequence[int], inverse: bool = False, *, axis: int,
+                start: int, stop: int, scale: float = 1.0,
+                nthreads: int | None = None) -> jax.Array:
+    """The FFT over ``axes`` of rows ``start..stop`` of ``axis`` of ``x``, read where
+    they lie: ``scale * fftn(x[..., start:stop, ...], axes)`` (``inverse``: the + sign,
+    unnormalised) without a copy of the rows first.
+
+    For pfft's executor (a pipelined window's piece, :mod:`pfft.pipeline`): no
+    autodiff or vmap rules of its own (a plan's transform has them). ``axes`` must be
+    at most three adjacent axes ending right before ``axis`` (:func:`rows_fit`).
+    """
+    axes, neg = _rows_args(x, axes, axis)
+    if not 0 <= start <= stop <= x.shape[neg]:
+        raise ValueError(f"rows {start}..{stop} of an axis of {x.shape[neg]}")
+    shape = list(x.shape)
+    shape[neg] = stop - start
+    out = jax.typeof(x).update(shape=tuple(shape))
+    return _rows_call("pfft_c2c_rows", (x,), out, axes, neg, start, 0, inverse, scale, nthreads)
+
+
+def fft_into_rows(into: jax.Array | None, x: jax.Array, axes: Sequence[int],
+                  inverse: bool = False, *, axis: int, start: int,
+                  shape: Sequence[int] | None = None, scale: float = 1.0,
+                  nthreads: int | None = None) -> jax.Array:
+    """``into`` with rows ``start..start + x.shape[axis]`` of ``axis`` replaced by the
+    FFT of ``x`` over ``axes`` (times ``scale``), written where they lie: ``into`` is
+    aliased to the result (in place where it is donated or dead, as inside ``jit``).
+
+    ``into=None``: a new block of ``shape`` in which only those rows are written, the
+    others left as the allocation had them: for a caller that writes every row (a
+    pipelined window's pieces, :mod:`pfft.pipeline`), the first piece making the block.
+    No autodiff or vmap rules of its own; ``axes`` as for :func:`fft_of_rows`.
+    """
+    axes, neg = _rows_args(x, axes, axis)
+    if into is not None:
+        shape = into.shape
+    shape = tuple(shape)
+    if len(shape) != x.ndim or any(a != b for i, (a, b) in enumerate(zip(shape, x.shape))
+                                   if i != neg % x.ndim):
+        raise ValueError(f"rows of a block {x.shape} cannot go into one of {shape}")
+    if not 0 <= start <= shape[neg] - x.shape[neg]:
+        raise ValueError(f"{x.shape[neg]} rows from row {start} of an axis of {shape[neg]}")
+    if into is None:
+        out = jax.typeof(x).update(shape=shape)
+        return _rows_call("pfft_c2c_rows", (x,), out, axes, neg, 0, start, inverse, scale,
+                          nthreads)
+    if into.dtype != x.dtype:
+        raise TypeError(f"rows of {x.dtype} cannot go into a block of {into.dtype}")
+    return _rows_call("pfft_c2c_rows_into", (into, x), jax.typeof(into), axes, neg, 0, start,
+                      inverse, scale, nthreads)
 
 
 def r2r_available(platform: str | None = None) -> bool:
