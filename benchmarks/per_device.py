@@ -12,7 +12,9 @@ cuFFT on GPUs, DUCC on CPUs), ``xla`` (``lax.fft``) and ``auto`` (the per-stage 
 innermost axes, native for strided ones; what ``engine="auto"`` runs on GPUs).
 Pipelines (``--pipelines``): each engine's program as planned with ``pipeline=k``
 (:mod:`pfft.pipeline`: each exchange's window of stages run on ``k`` pieces of the
-block), ``1`` being the unpipelined program.
+block), ``1`` being the unpipelined program; ``--pipelined-engines`` limits the
+pipelined programs to some engines (``auto``, whose programs the model predicts from,
+in a short run).
 
 For each configuration, in one run:
 
@@ -349,8 +351,9 @@ def grid_of(plan: str, devices: int) -> tuple[int, ...]:
 
 
 def cases(sizes, devices, plans=PLANS, kinds=KINDS, engines=ENGINES,
-          pipelines=(1,)) -> list[Case]:
-    """Every configuration, sizes in the order given (the first run first).
+          pipelines=(1,), pipelined_engines=None) -> list[Case]:
+    """Every configuration, sizes in the order given (the first run first); pipelines
+    above 1 only for ``pipelined_engines`` (None: every engine).
 
     Raises
     ------
@@ -360,8 +363,10 @@ def cases(sizes, devices, plans=PLANS, kinds=KINDS, engines=ENGINES,
     bad = [k for k in pipelines if k < 1]
     if bad:
         raise ValueError(f"pipelines must be at least 1, got {bad}")
+    piped = engines if pipelined_engines is None else pipelined_engines
     return [Case(n, p, plan, kind, engine, k) for n in sizes for p in devices
-            for plan in plans for kind in kinds for engine in engines for k in pipelines]
+            for plan in plans for kind in kinds for engine in engines for k in pipelines
+            if k == 1 or engine in piped]
 
 
 def engines_for(device, names) -> dict:
@@ -860,6 +865,8 @@ def main(argv=None) -> None:
     ap.add_argument("--pipelines", type=int, nargs="+", default=list(PIPELINES),
                     help="pieces each exchange's window is cut into (pfft's pipeline=; "
                          "1: unpipelined; default: %(default)s)")
+    ap.add_argument("--pipelined-engines", nargs="+", choices=ENGINES, default=None,
+                    help="the engines measured at pipelines above 1 (default: every one)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--check-max-mib", type=float, default=4.0,
                     help="largest input block (MiB) checked against numpy on the host")
@@ -881,7 +888,7 @@ def main(argv=None) -> None:
     if min(args.pipelines) < 1:
         ap.error(f"--pipelines must be at least 1, got {args.pipelines}")
     done = run(cases(args.sizes, args.devices, args.plans, args.kinds, args.engines,
-                     args.pipelines), device,
+                     args.pipelines, args.pipelined_engines), device,
                repeats=args.repeats, check_max_mib=args.check_max_mib, budget_s=args.budget_s,
                workers=args.workers, progress=lambda s: print(s, file=sys.stderr, flush=True))
     out = rows(done, meta)

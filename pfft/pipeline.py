@@ -26,8 +26,8 @@ where that keeps at least its stages (a slab's exchange and its ``fft axis 0``, 
 alone): each piece is then a block of whole rows of the axes after the cut, which the
 transform beside it can read or write where it lies in the whole block
 (:func:`pfft.executor.run_chain`), and the cut on the axis's whole side is a strided
-slice that the exchange's packing takes in the same pass. :func:`pfft.executor.run_chain`
-runs each window piece by piece.
+slice that XLA can fuse into the packing the exchange does anyway (the transposes that
+put its chunks first). :func:`pfft.executor.run_chain` runs each window piece by piece.
 """
 from __future__ import annotations
 

@@ -646,3 +646,15 @@ def test_per_device_marks_what_does_not_fit_or_is_late(monkeypatch):
                           progress=lambda s: None)
     assert {c.status for c in late} == {"not run: past the 0 s budget"}
     assert per_device.failures(fit + tiny + late) == []
+
+
+def test_per_device_pipelines_only_the_engines_asked():
+    """``--pipelined-engines auto`` (what benchmarks/gpu.sh passes to fit its budget):
+    every engine unpipelined, only ``auto`` pipelined as well."""
+    from benchmarks import per_device
+    got = per_device.cases([16], [4, 8], ["slab"], ["c2c"], ["native", "xla", "auto"], [1, 4],
+                           ["auto"])
+    assert [(c.devices, c.engine, c.pipeline) for c in got] == [
+        (p, e, k) for p in (4, 8) for e, k in (("native", 1), ("xla", 1), ("auto", 1),
+                                               ("auto", 4))]
+    assert len(per_device.cases([16], [4], ["slab"], ["c2c"], ["native", "xla"], [1, 4])) == 4

@@ -548,12 +548,10 @@ def test_plans_on_the_per_stage_engine_match_numpy_and_say_which_engine_runs(gri
         pfft.clear_plan_cache()
 
 
-def test_gpu_kernel_calls_declare_their_working_memory_as_an_output(monkeypatch):
-    """The GPU kernels get their working memory (cuFFT's work area, the c2r input copy)
-    as a second output of the custom call, sized by the library when the call is traced:
-    lowered for CUDA here with the library's answer stood in, the call returns the
-    transform and a uint8 buffer of that size (sized for the batched block under vmap),
-    and the CPU lowering of the same function keeps its one output."""
+def _stand_in_gpu_library(monkeypatch, sizer: str, nbytes: int) -> list:
+    """The GPU library reported loaded (for lowering to CUDA on a machine without it)
+    and ``native.<sizer>`` answering ``nbytes``: the list of the arguments it is asked
+    with. Skips without the CPU kernels."""
     if not native.available("cpu"):
         pytest.skip(f"needs the CPU kernels: {native.unavailable_reason('cpu')}")
     real_load = native._kernels.load
@@ -563,8 +561,18 @@ def test_gpu_kernel_calls_declare_their_working_memory_as_an_output(monkeypatch)
 
     def workspace(*args):
         asked.append(args)
-        return 4096
-    monkeypatch.setattr(native, "gpu_workspace_bytes", workspace)
+        return nbytes
+    monkeypatch.setattr(native, sizer, workspace)
+    return asked
+
+
+def test_gpu_kernel_calls_declare_their_working_memory_as_an_output(monkeypatch):
+    """The GPU kernels get their working memory (cuFFT's work area, the c2r input copy)
+    as a second output of the custom call, sized by the library when the call is traced:
+    lowered for CUDA here with the library's answer stood in, the call returns the
+    transform and a uint8 buffer of that size (sized for the batched block under vmap),
+    and the CPU lowering of the same function keeps its one output."""
+    asked = _stand_in_gpu_library(monkeypatch, "gpu_workspace_bytes", 4096)
     x = jnp.ones((4, 6, 5), jnp.float32)
     f = jax.jit(lambda a: native.irfft(native.rfft(a, (0, 2)), (0, 2), 5))
     text = f.trace(x).lower(lowering_platforms=("cuda",)).as_text()
@@ -672,17 +680,7 @@ def test_rows_kernel_calls_alias_the_block_written_into_and_declare_their_work_a
     block to its first output and returns cuFFT's work area as a second, sized by the
     library for the piece read and the block written; the CPU lowering aliases too,
     with one output."""
-    if not native.available("cpu"):
-        pytest.skip(f"needs the CPU kernels: {native.unavailable_reason('cpu')}")
-    real_load = native._kernels.load
-    monkeypatch.setattr(native._kernels, "load",
-                        lambda p: (True, "stood in") if p == "cuda" else real_load(p))
-    asked = []
-
-    def workspace(*args):
-        asked.append(args)
-        return 2048
-    monkeypatch.setattr(native, "gpu_rows_workspace_bytes", workspace)
+    asked = _stand_in_gpu_library(monkeypatch, "gpu_rows_workspace_bytes", 2048)
     into = jnp.ones((8, 6, 5), jnp.complex64)
     piece = jnp.ones((8, 2, 5), jnp.complex64)
     f = jax.jit(lambda b, p: native.fft_into_rows(b, p, (0,), axis=1, start=4),

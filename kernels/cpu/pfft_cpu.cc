@@ -39,6 +39,7 @@
 #include "ducc0/fft/fft.h"
 #include "ducc0/fft/fftnd_impl.h"
 #include "huge_pages.h"
+#include "../common/rows_attrs.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -324,14 +325,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2R, R2RImpl,
                                   .Attr<double>("scale")
                                   .Attr<int64_t>("nthreads"));
 
-#define PFFT_ROWS_ATTRS                            \
-  .Attr<ffi::Span<const int64_t>>("axes")          \
-      .Attr<bool>("forward")                       \
-      .Attr<double>("scale")                       \
-      .Attr<int64_t>("nthreads")                   \
-      .Attr<int64_t>("axis")                       \
-      .Attr<int64_t>("in_start")                   \
-      .Attr<int64_t>("out_start")
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::AnyBuffer>()

@@ -47,6 +47,7 @@
 
 #include "../common/cufft_schedule.h"
 #include "../common/lru_cache.h"
+#include "../common/rows_attrs.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -484,6 +485,30 @@ ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuf
 
 thread_local std::string last_error;
 
+// The bytes of working memory schedule `s` needs on this thread's current device (its
+// copies and the largest work area of its steps' cuFFT plans); -1 on an error, which
+// `last_error` tells, prefixed with `who`.
+long long WorkspaceBytes(const cs::Schedule &s, bool dbl, const char *who) {
+  if (s.steps.empty()) return 0;
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) {
+    last_error = std::string(who) + ": " + cudaGetErrorString(e);
+    return -1;
+  }
+  size_t work = 0;
+  for (const cs::Step &step : s.steps) {
+    size_t bytes = 0;
+    cufftResult r = WorkSize(KeyOf(step, dbl, device, nullptr), bytes);
+    if (r != CUFFT_SUCCESS) {
+      last_error = std::string(who) + ": making a cuFFT plan: " + CufftName(r);
+      return -1;
+    }
+    work = std::max(work, bytes);
+  }
+  return cs::Arrange(s, RealSize(dbl), static_cast<long long>(work)).total;
+}
+
 }  // namespace
 
 #define PFFT_BIND                                      \
@@ -496,15 +521,6 @@ thread_local std::string last_error;
       .Attr<bool>("forward")                           \
       .Attr<double>("scale")                           \
       .Attr<int64_t>("nthreads")
-
-#define PFFT_ROWS_ATTRS                                \
-  .Attr<ffi::Span<const int64_t>>("axes")              \
-      .Attr<bool>("forward")                           \
-      .Attr<double>("scale")                           \
-      .Attr<int64_t>("nthreads")                       \
-      .Attr<int64_t>("axis")                           \
-      .Attr<int64_t>("in_start")                       \
-      .Attr<int64_t>("out_start")
 
 #pragma GCC visibility push(default)
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, Handler<cs::Kind::kC2C>, PFFT_BIND);
@@ -550,24 +566,7 @@ extern "C" long long pfft_cuda_workspace_size(int kind, int ndim, const long lon
     last_error = err;
     return -1;
   }
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess) {
-    last_error = std::string("pfft_cuda_workspace_size: ") + cudaGetErrorString(e);
-    return -1;
-  }
-  size_t work = 0;
-  for (const cs::Step &step : s.steps) {
-    size_t bytes = 0;
-    cufftResult r = WorkSize(KeyOf(step, dbl != 0, device, nullptr), bytes);
-    if (r != CUFFT_SUCCESS) {
-      last_error = "pfft_cuda_workspace_size: making a cuFFT plan: " + CufftName(r);
-      return -1;
-    }
-    work = std::max(work, bytes);
-  }
-  if (s.steps.empty()) return 0;
-  return cs::Arrange(s, RealSize(dbl), static_cast<long long>(work)).total;
+  return WorkspaceBytes(s, dbl != 0, "pfft_cuda_workspace_size");
 }
 extern "C" const char *pfft_cuda_last_error() { return last_error.c_str(); }
 
@@ -596,24 +595,7 @@ extern "C" long long pfft_cuda_rows_workspace_size(int ndim, const long long *di
     last_error = err;
     return -1;
   }
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess) {
-    last_error = std::string("pfft_cuda_rows_workspace_size: ") + cudaGetErrorString(e);
-    return -1;
-  }
-  size_t work = 0;
-  for (const cs::Step &step : s.steps) {
-    size_t bytes = 0;
-    cufftResult r = WorkSize(KeyOf(step, dbl != 0, device, nullptr), bytes);
-    if (r != CUFFT_SUCCESS) {
-      last_error = "pfft_cuda_rows_workspace_size: making a cuFFT plan: " + CufftName(r);
-      return -1;
-    }
-    work = std::max(work, bytes);
-  }
-  if (s.steps.empty()) return 0;
-  return cs::Arrange(s, RealSize(dbl), static_cast<long long>(work)).total;
+  return WorkspaceBytes(s, dbl != 0, "pfft_cuda_rows_workspace_size");
 }
 
 // the plan cache: its size now and its bound (for tests and users)

@@ -148,15 +148,21 @@ def gpu_workspace_bytes(target: str, in_shape: tuple[int, ...], out_shape: tuple
     RuntimeError
         If the GPU kernels are not loaded, or cuFFT cannot plan the transform.
     """
+    dims = ctypes.c_longlong * len(in_shape)
+    return _gpu_bytes("pfft_cuda_workspace_size", _KINDS[target], len(in_shape),
+                      dims(*in_shape), dims(*out_shape), len(axes),
+                      (ctypes.c_longlong * len(axes))(*axes), int(double))
+
+
+def _gpu_bytes(symbol: str, *args) -> int:
+    """The GPU library's ``symbol`` (a working-memory size) called with ``args``."""
     lib = _kernels.library("cuda")
     if lib is None:
         raise RuntimeError(f"the GPU kernels are not loaded: {unavailable_reason('gpu')}")
-    size = lib.pfft_cuda_workspace_size
+    size = getattr(lib, symbol)
     size.restype = ctypes.c_longlong
     lib.pfft_cuda_last_error.restype = ctypes.c_char_p
-    dims = ctypes.c_longlong * len(in_shape)
-    nbytes = size(_KINDS[target], len(in_shape), dims(*in_shape), dims(*out_shape), len(axes),
-                  (ctypes.c_longlong * len(axes))(*axes), int(double))
+    nbytes = size(*args)
     if nbytes < 0:
         raise RuntimeError(lib.pfft_cuda_last_error().decode())
     return int(nbytes)
@@ -388,18 +394,10 @@ def gpu_rows_workspace_bytes(in_shape: tuple[int, ...], out_shape: tuple[int, ..
     RuntimeError
         If the GPU kernels are not loaded, or cuFFT cannot plan the transform.
     """
-    lib = _kernels.library("cuda")
-    if lib is None:
-        raise RuntimeError(f"the GPU kernels are not loaded: {unavailable_reason('gpu')}")
-    size = lib.pfft_cuda_rows_workspace_size
-    size.restype = ctypes.c_longlong
-    lib.pfft_cuda_last_error.restype = ctypes.c_char_p
     dims = ctypes.c_longlong * len(in_shape)
-    nbytes = size(len(in_shape), dims(*in_shape), dims(*out_shape), len(axes),
-                  (ctypes.c_longlong * len(axes))(*axes), ctypes.c_longlong(axis), int(double))
-    if nbytes < 0:
-        raise RuntimeError(lib.pfft_cuda_last_error().decode())
-    return int(nbytes)
+    return _gpu_bytes("pfft_cuda_rows_workspace_size", len(in_shape), dims(*in_shape),
+                      dims(*out_shape), len(axes), (ctypes.c_longlong * len(axes))(*axes),
+                      ctypes.c_longlong(axis), int(double))
 
 
 def rows_fit(axes: Sequence[int], axis: int, ndim: int) -> bool:
