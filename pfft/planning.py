@@ -85,12 +85,13 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     pipeline
         Pieces to cut the stages around each exchange into (default 1: none). With
         ``k > 1`` each exchange and the local transforms next to it run on ``k``
-        pieces of the block cut along an axis none of them acts on, so that where
-        collectives are asynchronous (XLA on GPUs) one piece's transfer can overlap
-        the next piece's FFTs; ``print(plan)`` lists the windows. The values are the
-        same; the cut and the join cost a copy each and the pieces' launches are
-        smaller, so it pays only where the exchanges take a good part of the time
-        (see ``docs/gpu.md``). No exchange of pieces (``fuse_exchanges``) in a
+        pieces of the block, cut along an axis none of them acts on or within the
+        exchange's chunks (a slab), so that where collectives are asynchronous (XLA
+        on GPUs) one piece's transfer can overlap the next piece's FFTs;
+        ``print(plan)`` lists the windows. The values are the same; the cut and the
+        join may cost a copy each (the native engine's FFTs read or write a slab's
+        pieces where they lie) and the pieces' launches are smaller, so it pays only
+        where the exchanges take a good part of the time (see ``docs/gpu.md``). No exchange of pieces (``fuse_exchanges``) in a
         pipelined chain. Part of the plan's cache key.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
