@@ -693,3 +693,37 @@ def test_rows_kernel_calls_alias_the_block_written_into_and_declare_their_work_a
     cpu_line = next(ln for ln in f.trace(into, piece).lower(lowering_platforms=("cpu",))
                     .as_text().splitlines() if "@pfft_c2c_rows_into(" in ln)
     assert "output_operand_aliases" in cpu_line and "ui8" not in cpu_line
+
+
+@pytest.mark.parametrize("plan,kind", [("slab", "c2c"), ("slab", "r2c"), ("pencil", "c2c")])
+def test_pipelined_per_device_programs_lower_for_cuda_through_the_rows_kernels(
+        monkeypatch, plan, kind):
+    """What a GPU runs, traced here with the GPU library stood in: the per-device
+    program of a pipelined 4-device plan on the per-stage GPU engine lowers for CUDA;
+    a slab's forward window writes its pieces with the rows kernel (the first piece
+    making the block, the others into it: one call each), declaring its work area,
+    and its backward window reads them (a pencil's last forward window likewise)."""
+    asked = _stand_in_gpu_library(monkeypatch, "gpu_rows_workspace_bytes", 1024)
+    monkeypatch.setattr(native, "gpu_workspace_bytes", lambda *a: 512)
+    from benchmarks import per_device
+    from pfft.autodiff import BACKWARD
+    engine = choice.PerStageEngine(native, 1, "gpu", False)
+    case = per_device.Case(16, 4, plan, kind, "auto", 2)
+    per_device._build(case, engine)
+    core = case.core
+    block = jax.ShapeDtypeStruct(core.chain.in_layout.local_shape, case.in_dtype)
+    live = jax.ShapeDtypeStruct((), np.bool_)
+    text = jax.jit(per_device.program(core)).trace(block, live).lower(
+        lowering_platforms=("cuda",)).as_text()
+    assert text.count("@pfft_c2c_rows(") == 1 and text.count("@pfft_c2c_rows_into(") == 1
+    line = next(ln for ln in text.splitlines() if "@pfft_c2c_rows_into(" in ln)
+    assert "output_operand_aliases" in line and "tensor<1024xui8>" in line, line
+    assert asked and all(a[2] == (-3,) and a[3] == -2 for a in asked), asked
+    if plan == "slab":   # backward: the FFT before the exchange reads its rows
+        def backward(b, flag):
+            with core.transform.transport.running(flag):
+                return core.transform.apply(b, BACKWARD)
+        spectrum = jax.ShapeDtypeStruct(core.chain.out_layout.local_shape, np.complex64)
+        back = jax.jit(backward).trace(spectrum, live).lower(
+            lowering_platforms=("cuda",)).as_text()
+        assert back.count("@pfft_c2c_rows(") == 2 and "@pfft_c2c_rows_into(" not in back
