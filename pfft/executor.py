@@ -488,8 +488,9 @@ def _join_pieces(parts: list, pos: int, chunks: int) -> jax.Array:
 def _rows_transform(run: _Run, st, order: tuple[int, ...], shape, axis: int, scale: float):
     """The block axes of stage ``st`` where it can run on rows of logical ``axis``
     where they lie in the whole block (``fft_of_rows``/``fft_into_rows``: a complex
-    transform over axes ending right before it, on an engine with rows transforms),
-    for a piece of ``shape`` in axis ``order`` scaled by ``scale``; else None."""
+    transform over axes ending right before it, or with every axis before it of one
+    point, on an engine with rows transforms), for a piece of ``shape`` in axis
+    ``order`` scaled by ``scale``; else None."""
     if not (isinstance(st, LocalFFT) and run.engine.capabilities.rows):
         return None
     positions = tuple(order.index(a) for a in st.axes)
@@ -504,11 +505,12 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
     pieces of the block cut along ``window.axis`` (within its chunks where the window
     says so), the pieces joined again afterwards (:mod:`pfft.pipeline`).
 
-    Where the axis holds one chunk at the window's start and the first stage is a
-    transform the engine runs on rows where they lie, each piece's first stage reads
-    its rows from the whole block (no cut); where it holds one chunk at the end and
-    the last stage is such a transform, each piece's last stage writes its rows into
-    the joined block (no join)."""
+    Where the axis holds one chunk at the window's start (a cut along an axis the
+    window leaves alone, or within chunks on the exchange's sharded side) and the first
+    stage is a transform the engine runs on rows where they lie, each piece's first
+    stage reads its rows from the whole block (no cut); where it holds one chunk at the
+    end and the last stage is such a transform, each piece's last stage writes its rows
+    into the joined block (no join)."""
     run.assemble(block)
     axis = window.axis
     pos = block.order.index(axis)
@@ -531,7 +533,7 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
         piece = list(block.data.shape)
         piece[pos] = hi - lo
         reads = (_rows_transform(run, first, block.order, piece, axis, block.scale)
-                 if window.chunks > 1 and chunks_in == 1 else None)
+                 if chunks_in == 1 else None)
         if reads is not None:
             part = Block(run.engine.fft_of_rows(block.data, reads, run.inverse, axis=pos,
                                                 start=lo, stop=hi, scale=block.scale),
@@ -540,7 +542,7 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
         else:
             part = Block(_take_piece(block.data, pos, lo, hi, chunks_in), block.order)
             part.scale = block.scale
-        if window.chunks > 1 and chunks_out == 1 and start < stop and writes_rows is not False:
+        if chunks_out == 1 and start < stop and writes_rows is not False:
             _run_stages(sub, part, start, stop - 1)
             at_end = part.order.index(axis)
             if writes_rows is None:       # decided on the first piece, the same for all

@@ -171,6 +171,29 @@ def test_a_slabs_pieces_are_read_and_written_where_they_lie(kind):
     assert rel_err(jax.jit(plan.backward)(y), x) < 1e-14
 
 
+def test_a_pencils_pieces_are_read_and_written_where_they_lie():
+    """The native engine on a 2x2 pencil, 3 pieces: the first forward window, cut along
+    the leading axis, reads each piece's rows for its FFT along axis 2 and writes them
+    after its FFT along axis 1 (rows of the leading axis are one contiguous block); the
+    second, cut within its exchange's chunks, writes after its FFT along axis 0.
+    Backward, the windows write after their last FFT (along axis 1, before the rows of
+    axis 2; along axis 2, rows of the leading axis). Forward 3 reads and 2 new blocks
+    written, 4 writes into them; backward 2 and 4. The values are numpy's."""
+    _native_or_skip("native")
+    rng = np.random.default_rng(15)
+    shape = (16, 12, 10)
+    x = random_array(rng, shape, np.complex128)
+    plan = pfft.plan(shape, x.dtype, _mesh((2, 2)), engine="native", pipeline=3)
+    xs = jax.device_put(x, plan.in_sharding)
+    forward = jax.jit(plan.forward).trace(xs).lower().as_text()
+    assert (forward.count("@pfft_c2c_rows("), forward.count("@pfft_c2c_rows_into(")) == (5, 4)
+    y = jax.jit(plan.forward)(xs)
+    assert rel_err(y, np.fft.fftn(x)) < 1e-14
+    backward = jax.jit(plan.backward).trace(y).lower().as_text()
+    assert (backward.count("@pfft_c2c_rows("), backward.count("@pfft_c2c_rows_into(")) == (2, 4)
+    assert rel_err(jax.jit(plan.backward)(y), x) < 1e-14
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_pipelined_r2r_dealiased_and_padded_spectrum_plans_match_numpy(engine):
     _native_or_skip(engine)

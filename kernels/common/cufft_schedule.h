@@ -23,9 +23,11 @@
 //
 // A rows transform (MakeRowsSchedule, C2C) reads and writes rows of a larger block where
 // they lie: rows [in_start, in_start + r) of one axis of the input and rows [out_start,
-// out_start + r) of the same axis of the output, the axis right after the transformed
-// ones. Each row is then contiguous on both sides, so the plan is the one of the block
-// alone with the strides of the larger ones: no copy of the rows before or after.
+// out_start + r) of the same axis of the output. Either the axis comes right after the
+// transformed ones: each row is then contiguous on both sides, and the plan is the one
+// of the block alone with the strides of the larger ones. Or every axis before it has
+// one point: the rows are then one contiguous block on both sides, transformed as a
+// block of its own from an offset. No copy of the rows before or after.
 //
 // All working memory (the C2R input copy, the pitched copy, cuFFT's work area) is one
 // buffer the caller provides, laid out by Arrange(); its size is known before the call
@@ -282,11 +284,22 @@ inline std::string MakeRowsSchedule(const std::vector<long long> &din,
       out_start + rows > dout[axis])
     return "pfft rows: the rows lie outside the input or the output";
   std::vector<Run> runs = AdjacentRuns(axes);
-  if (axes.empty() || runs.size() != 1 || runs[0].b + 1 != axis)
-    return "pfft rows: the axes must be adjacent and end right before the rows' axis";
   std::vector<long long> d = din;
   d[axis] = rows;
+  bool leading = Prod(d, 0, axis) == 1;  // the rows are one contiguous block
+  if (axes.empty() || (!leading && (runs.size() != 1 || runs[0].b + 1 != axis)))
+    return "pfft rows: the axes must be adjacent and end right before the rows' axis, or "
+           "every axis before it have one point";
   if (Prod(d, 0, ndim) == 0) return "";  // nothing to transform
+  if (leading) {
+    std::string err = MakeSchedule(Kind::kC2C, d, d, axes, forward, scale, 8, s);
+    if (!err.empty()) return err;
+    long long rest = Prod(d, axis + 1, ndim);
+    s.in_offset = in_start * rest;
+    s.out_offset = out_start * rest;
+    s.out_rows = PitchedCopy{1, Prod(d, 0, ndim), Prod(d, 0, ndim)};
+    return "";
+  }
   int a = runs[0].a, b = runs[0].b;
   long long outer = Prod(d, 0, a), run = Prod(d, a, b + 1), rest = Prod(d, axis + 1, ndim);
   long long inner = rows * rest, inner_in = din[axis] * rest, inner_out = dout[axis] * rest;

@@ -395,7 +395,7 @@ void CheckRowsCase(const std::vector<long long> &d, const std::vector<int> &axes
   if (!err.empty()) return;
   CHECK(!s.copy_to_tmp && !s.pitch_in.rows && !s.pitch_out.rows && !s.conj_out,
         "%s: a rows transform needs no working copies", what.c_str());
-  CHECK(s.steps.size() == 1, "%s: %zu steps, not one", what.c_str(), s.steps.size());
+  CHECK(!s.steps.empty(), "%s: no steps", what.c_str());
   Buf in, out;
   in.c.resize(Count(din));
   for (auto &v : in.c) v = cs_complex(g(rng), g(rng));
@@ -423,8 +423,12 @@ void CheckRowsCase(const std::vector<long long> &d, const std::vector<int> &axes
   out.c.assign(Count(dout), sentinel);
   out.writes.assign(Count(dout), 0);
   int before = failures;
-  for (const cs::Step &st : s.steps)
-    RunStep(st, in, out, 8, s.in_offset, s.out_offset, &want);
+  for (const cs::Step &st : s.steps) {
+    CHECK(st.dst == cs::Buffer::kOut && (st.src == cs::Buffer::kIn || st.src == cs::Buffer::kOut),
+          "%s: a rows step uses working memory", what.c_str());
+    RunStep(st, st.src == cs::Buffer::kIn ? in : out, out, 8,
+            st.src == cs::Buffer::kIn ? s.in_offset : s.out_offset, s.out_offset, &want);
+  }
   // the final scaling, over the rows the schedule names only
   std::vector<int> scaled(Count(dout), 0);
   for (long long r = 0; r < s.out_rows.rows; ++r)
@@ -451,6 +455,12 @@ void CheckRowsRefused() {
   cs::Schedule s;
   CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {4, 6, 3}, {0}, 2, 3, 0, 0, true, 1, s).empty(),
         "rows on an axis that does not follow the transformed ones are refused");
+  CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {4, 6, 3}, {2}, 1, 3, 0, 0, true, 1, s).empty(),
+        "rows before the transformed axes, after an axis of 4 points, are refused");
+  CHECK(cs::MakeRowsSchedule({6, 4, 3}, {9, 4, 3}, {1, 2}, 0, 2, 3, 7, true, 1, s).empty() &&
+            s.in_offset == 36 && s.out_offset == 84 && s.steps.size() == 1 &&
+            s.out_rows.rows == 1 && s.out_rows.width == 24,
+        "rows 3..4 of the leading axis of (6, 4, 3) into rows 7..8 of (9, 4, 3): a block");
   CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {4, 2, 3}, {0}, 1, 3, 0, 0, true, 1, s).empty(),
         "rows beyond the output are refused");
   CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {5, 2, 3}, {0}, 1, 2, 0, 0, true, 1, s).empty(),
@@ -581,6 +591,27 @@ int main() {
     for (int i = 0; i < run; ++i) axes.push_back(before_axes + i);
     std::shuffle(axes.begin(), axes.end(), rng);
     int axis = before_axes + run;
+    long long extra_in = len(rng) - 1, extra_out = len(rng) - 1;
+    long long in_start = std::uniform_int_distribution<long long>(0, extra_in)(rng);
+    long long out_start = std::uniform_int_distribution<long long>(0, extra_out)(rng);
+    CheckRowsCase(d, axes, axis, d[axis] + extra_in, in_start, d[axis] + extra_out, out_start,
+                  coin(rng) == 1, coin(rng) ? 1.0 : 0.25, rng);
+    ++cases;
+  }
+  // rows of an axis after axes of one point, any axes after it transformed (a pencil's
+  // pieces cut along its leading axis)
+  for (int t = 0; t < 300; ++t) {
+    int ones = std::uniform_int_distribution<int>(0, 1)(rng);
+    int after_axes = std::uniform_int_distribution<int>(1, 3)(rng);
+    std::vector<long long> d(ones, 1);
+    int axis = ones;
+    d.push_back(len(rng));
+    for (int i = 0; i < after_axes; ++i) d.push_back(len(rng));
+    std::vector<int> later;
+    for (int i = axis + 1; i < int(d.size()); ++i) later.push_back(i);
+    std::shuffle(later.begin(), later.end(), rng);
+    int naxes = std::uniform_int_distribution<int>(1, int(later.size()))(rng);
+    std::vector<int> axes(later.begin(), later.begin() + naxes);
     long long extra_in = len(rng) - 1, extra_out = len(rng) - 1;
     long long in_start = std::uniform_int_distribution<long long>(0, extra_in)(rng);
     long long out_start = std::uniform_int_distribution<long long>(0, extra_out)(rng);

@@ -184,8 +184,9 @@ ffi::Error RealImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
 }
 
 // The rows handlers' check: complex, one rank, the same dims but along the rows' axis,
-// the rows inside both blocks, the axes at most three adjacent ones ending right
-// before the rows' axis (as the GPU kernel takes them). "" or the error.
+// the rows inside both blocks, and (as the GPU kernel takes them) the axes at most three
+// adjacent ones ending right before the rows' axis, or every axis before it of one
+// point. "" or the error.
 std::string RowsError(const Layout &li, const Layout &lo, const Shape &ax, size_t axis,
                       int64_t in_start, int64_t out_start, size_t rows) {
   if (li.shape.size() != lo.shape.size()) return "input and output ranks differ";
@@ -195,10 +196,14 @@ std::string RowsError(const Layout &li, const Layout &lo, const Shape &ax, size_
   if (in_start < 0 || out_start < 0 || size_t(in_start) + rows > li.shape[axis] ||
       size_t(out_start) + rows > lo.shape[axis])
     return "the rows lie outside the input or the output";
+  size_t before = 1;
+  for (size_t i = 0; i < axis; ++i) before *= li.shape[i];
+  if (before == 1) return "";  // the rows are one contiguous block in both
   size_t lo_axis = ax[0], hi_axis = ax[0];
   for (size_t a : ax) lo_axis = std::min(lo_axis, a), hi_axis = std::max(hi_axis, a);
   if (ax.size() > 3 || hi_axis - lo_axis + 1 != ax.size() || hi_axis + 1 != axis)
-    return "the axes must be adjacent (at most three) and end right before the rows' axis";
+    return "the axes must be adjacent (at most three) and end right before the rows' axis, "
+           "or every axis before it have one point";
   return "";
 }
 

@@ -149,7 +149,7 @@ class BoundEngine:
         """Whether a complex transform over block axes ``positions`` of a block of
         ``shape`` runs on rows of ``axis`` where they lie (``fft_of_rows``,
         ``fft_into_rows``)."""
-        return self.capabilities.rows and self.module.rows_fit(positions, axis, len(shape))
+        return self.capabilities.rows and self.module.rows_fit(positions, axis, shape)
 
     def fft_of_rows(self, x, axes, inverse, *, axis, start, stop, scale=1.0):
         return self.module.fft_of_rows(x, axes, inverse, axis=axis, start=start, stop=stop,
@@ -202,9 +202,7 @@ class PerStageEngine(BoundEngine):
         Recorded (:meth:`recording`)."""
         engine = self._pick(positions, shape, real=real, scales_inverse=scales_inverse,
                             scale=scale, n=n)
-        log = getattr(self._recording, "log", None)
-        if log is not None:
-            log.append("xla" if engine is xla else "native")
+        self._record(engine)
         return engine
 
     def _pick(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
@@ -239,31 +237,25 @@ class PerStageEngine(BoundEngine):
         return _scaled(y, scale * (n if inverse else 1))
 
     def rows_for(self, positions, shape, inverse, scale, axis) -> bool:
-        """As the native engine's, where the transform is routed to it."""
+        """As the native engine's, where its kernel runs each plan in one launch: then
+        the rows transform replaces a copy of the rows (a cut or a join) and a
+        transform that, even over the innermost axes, is no faster by ``lax.fft``."""
         positions = tuple(a % len(shape) for a in positions)
-        n = math.prod(shape[a] for a in positions)
-        return super().rows_for(positions, shape, inverse, scale, axis) and self._pick(
-            positions, tuple(shape), real=False, scales_inverse=inverse, scale=scale,
-            n=n) is not xla
+        return (super().rows_for(positions, shape, inverse, scale, axis)
+                and _one_launch_each(positions, tuple(shape), False))
 
-    def _route_rows(self, shape, axes, inverse, scale) -> None:
-        """Record a rows transform of a block of ``shape`` (the piece's), which
-        :meth:`rows_for` has sent to the native kernel."""
-        axes = tuple(a % len(shape) for a in axes)
-        n = math.prod(shape[a] for a in axes)
-        if self.route(axes, tuple(shape), real=False, scales_inverse=inverse, scale=scale,
-                      n=n) is xla:  # pragma: no cover - a defect: rows_for said native
-            raise RuntimeError("a rows transform routed to lax.fft")
+    def _record(self, engine) -> None:
+        log = getattr(self._recording, "log", None)
+        if log is not None:
+            log.append("xla" if engine is xla else "native")
 
     def fft_of_rows(self, x, axes, inverse, *, axis, start, stop, scale=1.0):
-        shape = list(x.shape)
-        shape[axis] = stop - start
-        self._route_rows(shape, axes, inverse, scale)
+        self._record(self.module)
         return super().fft_of_rows(x, axes, inverse, axis=axis, start=start, stop=stop,
                                    scale=scale)
 
     def fft_into_rows(self, into, x, axes, inverse, *, axis, start, shape=None, scale=1.0):
-        self._route_rows(x.shape, axes, inverse, scale)
+        self._record(self.module)
         return super().fft_into_rows(into, x, axes, inverse, axis=axis, start=start,
                                      shape=shape, scale=scale)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ctypes
 
 import functools
+import math
 import operator
 import os
 from typing import Sequence
@@ -400,13 +401,19 @@ def gpu_rows_workspace_bytes(in_shape: tuple[int, ...], out_shape: tuple[int, ..
                       ctypes.c_longlong(axis), int(double))
 
 
-def rows_fit(axes: Sequence[int], axis: int, ndim: int) -> bool:
-    """Whether a transform over ``axes`` can run on rows of ``axis`` where they lie
-    (:func:`fft_of_rows`, :func:`fft_into_rows`): at most three adjacent axes ending
-    right before ``axis`` (each row is then contiguous in the larger block)."""
+def rows_fit(axes: Sequence[int], axis: int, shape: Sequence[int]) -> bool:
+    """Whether a transform over ``axes`` of a block of ``shape`` can run on rows of
+    ``axis`` where they lie in a larger one (:func:`fft_of_rows`,
+    :func:`fft_into_rows`): over at most three adjacent axes ending right before
+    ``axis`` (each row is then contiguous in both blocks), or with every axis before
+    ``axis`` of one point (the rows are then one contiguous block)."""
+    ndim = len(shape)
+    axis %= ndim
+    if math.prod(shape[:axis]) == 1:
+        return len(axes) > 0
     axes = sorted(a % ndim for a in axes)
     return (0 < len(axes) <= 3 and axes == list(range(axes[0], axes[0] + len(axes)))
-            and axes[-1] + 1 == axis % ndim)
+            and axes[-1] + 1 == axis)
 
 
 def _rows_call(target: str, operands, out_type, axes, axis: int, in_start: int,
@@ -441,10 +448,11 @@ def _rows_args(x: jax.Array, axes, axis: int) -> tuple[tuple[int, ...], int]:
         raise TypeError(f"rows transforms are complex to complex, got {x.dtype}")
     axes = _axes(axes, x.ndim)
     (axis,) = _axes((axis,), x.ndim)
-    if not rows_fit(axes, axis, x.ndim):
+    if not rows_fit(axes, axis, x.shape):
         raise ValueError(f"rows of axis {axis % x.ndim}: the axes "
                          f"{tuple(a % x.ndim for a in axes)} must be at most three adjacent "
-                         f"ones that end right before it")
+                         f"ones that end right before it, or every axis before it have "
+                         f"one point (shape {x.shape})")
     return axes, axis
 
 
@@ -457,7 +465,8 @@ def fft_of_rows(x: jax.Array, axes: Sequence[int], inverse: bool = False, *, axi
 
     For pfft's executor (a pipelined window's piece, :mod:`pfft.pipeline`): no
     autodiff or vmap rules of its own (a plan's transform has them). ``axes`` must be
-    at most three adjacent axes ending right before ``axis`` (:func:`rows_fit`).
+    at most three adjacent axes ending right before ``axis``, or every axis before
+    ``axis`` have one point (:func:`rows_fit`).
     """
     axes, neg = _rows_args(x, axes, axis)
     if not 0 <= start <= stop <= x.shape[neg]:
