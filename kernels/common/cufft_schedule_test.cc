@@ -451,6 +451,18 @@ void CheckRowsCase(const std::vector<long long> &d, const std::vector<int> &axes
   if (failures != before) std::fprintf(stderr, "  in: %s\n", what.c_str());
 }
 
+// CheckRowsCase of block `d` from and into larger blocks of random rows (0 to 6 more),
+// at random rows, either sign, scaled or not.
+void CheckRandomRows(const std::vector<long long> &d, const std::vector<int> &axes, int axis,
+                     std::mt19937_64 &rng) {
+  std::uniform_int_distribution<int> more(0, 6), coin(0, 1);
+  long long extra_in = more(rng), extra_out = more(rng);
+  long long in_start = std::uniform_int_distribution<long long>(0, extra_in)(rng);
+  long long out_start = std::uniform_int_distribution<long long>(0, extra_out)(rng);
+  CheckRowsCase(d, axes, axis, d[axis] + extra_in, in_start, d[axis] + extra_out, out_start,
+                coin(rng) == 1, coin(rng) ? 1.0 : 0.25, rng);
+}
+
 void CheckRowsRefused() {
   cs::Schedule s;
   CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {4, 6, 3}, {0}, 2, 3, 0, 0, true, 1, s).empty(),
@@ -591,11 +603,7 @@ int main() {
     for (int i = 0; i < run; ++i) axes.push_back(before_axes + i);
     std::shuffle(axes.begin(), axes.end(), rng);
     int axis = before_axes + run;
-    long long extra_in = len(rng) - 1, extra_out = len(rng) - 1;
-    long long in_start = std::uniform_int_distribution<long long>(0, extra_in)(rng);
-    long long out_start = std::uniform_int_distribution<long long>(0, extra_out)(rng);
-    CheckRowsCase(d, axes, axis, d[axis] + extra_in, in_start, d[axis] + extra_out, out_start,
-                  coin(rng) == 1, coin(rng) ? 1.0 : 0.25, rng);
+    CheckRandomRows(d, axes, axis, rng);
     ++cases;
   }
   // rows of an axis after axes of one point, any axes after it transformed (a pencil's
@@ -612,11 +620,7 @@ int main() {
     std::shuffle(later.begin(), later.end(), rng);
     int naxes = std::uniform_int_distribution<int>(1, int(later.size()))(rng);
     std::vector<int> axes(later.begin(), later.begin() + naxes);
-    long long extra_in = len(rng) - 1, extra_out = len(rng) - 1;
-    long long in_start = std::uniform_int_distribution<long long>(0, extra_in)(rng);
-    long long out_start = std::uniform_int_distribution<long long>(0, extra_out)(rng);
-    CheckRowsCase(d, axes, axis, d[axis] + extra_in, in_start, d[axis] + extra_out, out_start,
-                  coin(rng) == 1, coin(rng) ? 1.0 : 0.25, rng);
+    CheckRandomRows(d, axes, axis, rng);
     ++cases;
   }
   if (failures) {
