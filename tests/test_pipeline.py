@@ -2,10 +2,12 @@
 pieces of the block, with the values of the uncut chain.
 
 The windows are checked as stage lists (every exchange in one, no stage in it acting
-along the cut axis, split transforms still the same map), and the plans end to end
-against numpy in float64: forward and backward, c2c, r2c, real-to-real and dealiased
-plans, slab, pencil and 3-axis grids, users' layouts, both engines, gradients against
-the transposed DFT, vmap, and the compiled program (k all-to-alls per exchange).
+along the cut axis but the exchange of a window cut within its chunks, split
+transforms still the same map), and the plans end to end against numpy in float64:
+forward and backward, c2c, r2c, real-to-real and dealiased plans, 2-D arrays, slab,
+pencil and 3-axis grids, users' layouts, both engines, gradients against the
+transposed DFT, vmap, the compiled program (k all-to-alls per exchange), and the
+native engine's pieces read and written where they lie (its rows kernels' calls).
 """
 import jax
 import jax.numpy as jnp
