@@ -485,17 +485,16 @@ def _join_pieces(parts: list, pos: int, chunks: int) -> jax.Array:
     return whole.reshape(shape[:pos] + (shape[pos] * shape[pos + 1],) + shape[pos + 2:])
 
 
-def _rows_transform(run: _Run, st, order: tuple[int, ...], shape, axis: int, scale: float):
+def _rows_transform(run: _Run, st, order: tuple[int, ...], shape, axis: int):
     """The block axes of stage ``st`` where it can run on rows of logical ``axis``
     where they lie in the whole block (``fft_of_rows``/``fft_into_rows``: a complex
     transform over axes ending right before it, or with every axis before it of one
     point, on an engine with rows transforms), for a piece of ``shape`` in axis
-    ``order`` scaled by ``scale``; else None."""
+    ``order``; else None."""
     if not (isinstance(st, LocalFFT) and run.engine.capabilities.rows):
         return None
     positions = tuple(order.index(a) for a in st.axes)
-    if not run.engine.rows_for(positions, tuple(shape), run.inverse, scale,
-                               order.index(axis)):
+    if not run.engine.rows_for(positions, tuple(shape), order.index(axis)):
         return None
     return positions
 
@@ -532,7 +531,7 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
         start, stop = window.start, window.stop
         piece = list(block.data.shape)
         piece[pos] = hi - lo
-        reads = (_rows_transform(run, first, block.order, piece, axis, block.scale)
+        reads = (_rows_transform(run, first, block.order, piece, axis)
                  if chunks_in == 1 else None)
         if reads is not None:
             part = Block(run.engine.fft_of_rows(block.data, reads, run.inverse, axis=pos,
@@ -546,8 +545,7 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
             _run_stages(sub, part, start, stop - 1)
             at_end = part.order.index(axis)
             if writes_rows is None:       # decided on the first piece, the same for all
-                writes_rows = _rows_transform(run, last, part.order, part.data.shape, axis,
-                                              part.scale)
+                writes_rows = _rows_transform(run, last, part.order, part.data.shape, axis)
             if writes_rows is not None:
                 shape = list(part.data.shape)
                 shape[at_end] = extent

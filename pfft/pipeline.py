@@ -213,8 +213,7 @@ def _chunk_cut(chain: Chain, start: int, stop: int, lo: int, hi: int,
     ex = chain.stages[at]
     if ex.gather_keep != 1 or ex.scatter_had != 1:
         return None
-    layouts = (chain.in_layout,) + chain.layouts()
-    before, after = layouts[at], layouts[at + 1]
+    before, after = _layouts(chain)[at:at + 2]
 
     def fits(st: Stage, axis: int) -> bool:     # a transform of axes before ``axis``
         return isinstance(st, (LocalFFT, RealFFT)) and max(st.axes) < axis
@@ -268,9 +267,14 @@ def per_stage(chain: Chain, windows, log: list[str], kinds: tuple[type, ...]) ->
     return ["/".join(names) for names in by.values()]
 
 
+def _layouts(chain: Chain) -> tuple:
+    """The layout before each stage of ``chain`` (and after the last)."""
+    return (chain.in_layout,) + chain.layouts()
+
+
 def _local_shapes(chain: Chain) -> list[tuple[int, ...]]:
     """One device's block shape before each stage of ``chain`` (and after the last)."""
-    return [layout.local_shape for layout in (chain.in_layout,) + chain.layouts()]
+    return [layout.local_shape for layout in _layouts(chain)]
 
 
 def _widest(block: tuple[int, ...], free) -> int:

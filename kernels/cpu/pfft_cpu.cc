@@ -84,12 +84,14 @@ ffi::Error ResolveAxes(ffi::Span<const int64_t> axes, size_t ndim, Shape &out) {
   return ffi::Error::Success();
 }
 
+// `in` and `out` seen through layouts of one shape (the rows handlers: each with the
+// strides of its own block)
 template <typename T>
-void C2C(const void *in, void *out, const Layout &l, const Shape &axes, bool forward,
-         double scale, size_t nthreads) {
+void C2C(const void *in, const Layout &li, void *out, const Layout &lo, const Shape &axes,
+         bool forward, double scale, size_t nthreads) {
   using C = std::complex<T>;
-  ducc0::cfmav<C> src(static_cast<const C *>(in), l.shape, l.strides);
-  ducc0::vfmav<C> dst(static_cast<C *>(out), l.shape, l.strides);
+  ducc0::cfmav<C> src(static_cast<const C *>(in), li.shape, li.strides);
+  ducc0::vfmav<C> dst(static_cast<C *>(out), lo.shape, lo.strides);
   ducc0::c2c(src, dst, axes, forward, static_cast<T>(scale), nthreads);
 }
 
@@ -128,8 +130,8 @@ ffi::Error C2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
   try {
     switch (x.element_type()) {
-      case ffi::DataType::C64: C2C<float>(in, out, l, ax, forward, scale, nt); break;
-      case ffi::DataType::C128: C2C<double>(in, out, l, ax, forward, scale, nt); break;
+      case ffi::DataType::C64: C2C<float>(in, l, out, l, ax, forward, scale, nt); break;
+      case ffi::DataType::C128: C2C<double>(in, l, out, l, ax, forward, scale, nt); break;
       default: return ffi::Error::InvalidArgument("pfft c2c: complex64 or complex128 only");
     }
   } catch (const std::exception &e) {
@@ -228,30 +230,16 @@ ffi::Error RowsImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   Layout vi = li, vo = lo;
   vi.shape[r] = vo.shape[r] = rows;
   size_t nt = static_cast<size_t>(nthreads < 0 ? 0 : nthreads);
-  auto *in = static_cast<const char *>(x.untyped_data());
-  auto *out = static_cast<char *>(y->untyped_data());
+  bool single = x.element_type() == ffi::DataType::C64;
+  if (!single && x.element_type() != ffi::DataType::C128)
+    return ffi::Error::InvalidArgument("pfft rows: complex64 or complex128 only");
+  size_t elem = single ? 8 : 16;  // bytes of a complex element
+  // the first row read and the first row written
+  const char *in = static_cast<const char *>(x.untyped_data()) + in_start * li.strides[r] * elem;
+  char *out = static_cast<char *>(y->untyped_data()) + out_start * lo.strides[r] * elem;
   try {
-    switch (x.element_type()) {
-      case ffi::DataType::C64: {
-        using C = std::complex<float>;
-        ducc0::cfmav<C> src(reinterpret_cast<const C *>(in) + in_start * li.strides[r],
-                            vi.shape, vi.strides);
-        ducc0::vfmav<C> dst(reinterpret_cast<C *>(out) + out_start * lo.strides[r], vo.shape,
-                            vo.strides);
-        ducc0::c2c(src, dst, ax, forward, static_cast<float>(scale), nt);
-        break;
-      }
-      case ffi::DataType::C128: {
-        using C = std::complex<double>;
-        ducc0::cfmav<C> src(reinterpret_cast<const C *>(in) + in_start * li.strides[r],
-                            vi.shape, vi.strides);
-        ducc0::vfmav<C> dst(reinterpret_cast<C *>(out) + out_start * lo.strides[r], vo.shape,
-                            vo.strides);
-        ducc0::c2c(src, dst, ax, forward, scale, nt);
-        break;
-      }
-      default: return ffi::Error::InvalidArgument("pfft rows: complex64 or complex128 only");
-    }
+    if (single) C2C<float>(in, vi, out, vo, ax, forward, scale, nt);
+    else C2C<double>(in, vi, out, vo, ax, forward, scale, nt);
   } catch (const std::exception &e) {
     return ffi::Error::Internal(std::string("pfft rows: ") + e.what());
   }

@@ -145,7 +145,7 @@ class BoundEngine:
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         return self.module.rfft(x, axes, inverse=inverse, scale=scale, nthreads=self.nthreads)
 
-    def rows_for(self, positions, shape, inverse, scale, axis) -> bool:
+    def rows_for(self, positions, shape, axis) -> bool:
         """Whether a complex transform over block axes ``positions`` of a block of
         ``shape`` runs on rows of ``axis`` where they lie (``fft_of_rows``,
         ``fft_into_rows``)."""
@@ -200,21 +200,16 @@ class PerStageEngine(BoundEngine):
         is the halved axis) of a block of ``shape``: ``scales_inverse`` for the
         transforms ``lax.fft`` scales by ``1/n`` (inverse complex, complex-to-real).
         Recorded (:meth:`recording`)."""
-        engine = self._pick(positions, shape, real=real, scales_inverse=scales_inverse,
-                            scale=scale, n=n)
-        self._record(engine)
-        return engine
-
-    def _pick(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
-              scales_inverse: bool, scale: float, n: int) -> ModuleType:
-        """:meth:`route`'s choice, unrecorded."""
         ndim, k = len(shape), len(positions)
         trailing = (0 < k <= 3 and sorted(positions) == list(range(ndim - k, ndim))
                     and positions[-1] == ndim - 1)
         unscaled_tie = not scales_inverse or math.isclose(scale * n, 1.0, rel_tol=1e-12)
         if trailing and unscaled_tie:
-            return xla
-        return self.module if _one_launch_each(positions, shape, real) else xla
+            engine = xla
+        else:
+            engine = self.module if _one_launch_each(positions, shape, real) else xla
+        self._record(engine)
+        return engine
 
     @contextlib.contextmanager
     def recording(self):
@@ -236,12 +231,12 @@ class PerStageEngine(BoundEngine):
              else (jnp.fft.ifftn if inverse else jnp.fft.fftn)(x, axes=axes))
         return _scaled(y, scale * (n if inverse else 1))
 
-    def rows_for(self, positions, shape, inverse, scale, axis) -> bool:
+    def rows_for(self, positions, shape, axis) -> bool:
         """As the native engine's, where its kernel runs each plan in one launch: then
         the rows transform replaces a copy of the rows (a cut or a join) and a
         transform that, even over the innermost axes, is no faster by ``lax.fft``."""
         positions = tuple(a % len(shape) for a in positions)
-        return (super().rows_for(positions, shape, inverse, scale, axis)
+        return (super().rows_for(positions, shape, axis)
                 and _one_launch_each(positions, tuple(shape), False))
 
     def _record(self, engine) -> None:

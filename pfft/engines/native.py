@@ -194,6 +194,14 @@ def _platforms(x: jax.Array) -> list[str]:
     return platforms
 
 
+def _on_platform(branches: dict, *operands):
+    """The one branch (platform name -> function of ``operands``) there is, else each
+    for its platform through ``lax.platform_dependent``."""
+    if len(branches) == 1:
+        return next(iter(branches.values()))(*operands)
+    return jax.lax.platform_dependent(*operands, **branches)
+
+
 def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
           nthreads: int | None, inplace: bool = False) -> jax.Array:
     """The custom call ``target`` on ``x`` (``shape`` and ``dtype`` its result's), for
@@ -225,9 +233,7 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
             branches["cuda"] = lambda b: jax.ffi.ffi_call(
                 target, (result, _workspace_type(b, nbytes)), vmap_method="broadcast_all",
                 input_output_aliases=aliases)(b, **attrs)[0]
-        if len(branches) == 1:
-            return next(iter(branches.values()))(a)
-        return jax.lax.platform_dependent(a, **branches)
+        return _on_platform(branches, a)
 
     @call.def_vmap
     def _batched(axis_size, in_batched, a):
@@ -437,9 +443,7 @@ def _rows_call(target: str, operands, out_type, axes, axis: int, in_start: int,
         branches["cuda"] = lambda *ops: jax.ffi.ffi_call(
             target, (out_type, _workspace_type(x, nbytes)),
             input_output_aliases=aliases)(*ops, **attrs)[0]
-    if len(branches) == 1:
-        return next(iter(branches.values()))(*operands)
-    return jax.lax.platform_dependent(*operands, **branches)
+    return _on_platform(branches, *operands)
 
 
 def _rows_args(x: jax.Array, axes, axis: int) -> tuple[tuple[int, ...], int]:
