@@ -308,6 +308,7 @@ class _Run:
     shape: list
     block_bytes: int          # the input block's: pfft.pieces decides by it
     pieces: bool              # whether exchanges may move pieces (pfft.pieces.enabled)
+    argument: object = None   # the chain's input array, never written over
 
     def next(self, i: int):
         """The stage after stage ``i`` (``None`` after the last)."""
@@ -499,7 +500,122 @@ def _rows_transform(run: _Run, st, order: tuple[int, ...], shape, axis: int):
     return positions
 
 
-def _run_window(run: _Run, block: Block, window: Window) -> None:
+class _InPlace(NamedTuple):
+    """How a window writes its pieces over the block it reads them from
+    (:func:`_in_place`): its exchange, its transform (before the exchange where
+    ``reads``, after it otherwise) and that transform's block axes."""
+
+    exchange: Exchange
+    transform: LocalFFT
+    reads: bool
+    positions: tuple[int, ...]
+
+
+def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace | None:
+    """Whether ``window`` can run over its own input block, and how.
+
+    Only a block a local transform made (``joined``: a window's pieces made it) is
+    written over: the chain's argument may still be held by the caller, and a block a
+    window joined was made while that window's input was still read, where a new block
+    for this window's pieces can take the buffer of a dead (donated) argument instead.
+    Two forms qualify, on an engine with rows transforms and chunk copies, where the
+    exchange pads nothing:
+
+    - an exchange then a transform, cut within the chunks of the scattered axis, the
+      gathered axis outermost: each piece is taken out of the block with its chunks
+      first (``take_chunks``, the layout the all-to-all sends), exchanged, and its
+      transform writes its rows into the block (``fft_into_rows``);
+    - a transform then an exchange, cut within the chunks of the gathered axis, the
+      scattered axis outermost: the transform reads its rows from the block
+      (``fft_of_rows``), the piece is exchanged as it lies, and what arrives is
+      written into the block's chunks (``put_chunks``).
+
+    Either way a piece lands on the bytes it was read from: counted in runs of the
+    axes after the cut axis (the same on both sides, as the block keeps its axis order),
+    the runs whose index modulo the chunk size is in the piece's range.
+    """
+    if (joined or block.data is run.argument or not run.engine.capabilities.rows
+            or window.stop - window.start != 2 or window.chunks < 2):
+        return None
+    first, last = run.stages[window.start], run.stages[window.stop - 1]
+    reads = not window.chunked_at_start
+    exchange, transform = (last, first) if reads else (first, last)
+    if not (isinstance(exchange, Exchange) and type(transform) is LocalFFT
+            and window.chunks == exchange.size):
+        return None
+    shape, order = block.data.shape, block.order
+    outer = exchange.scatter if reads else exchange.gather
+    if order[0] != outer or window.axis != (exchange.gather if reads else exchange.scatter):
+        return None
+    p, pos_s, pos_g = exchange.size, order.index(exchange.scatter), order.index(exchange.gather)
+    if shape[pos_s] % p or gathered_extent(exchange, run.shape) != p * shape[pos_g]:
+        return None                                   # padded or cropped by the exchange
+    positions = tuple(order.index(a) for a in transform.axes)
+    piece = list(shape)
+    if not reads:                                     # the transform sees the end layout
+        piece[pos_g] *= p
+        piece[pos_s] //= p
+    cut = order.index(window.axis)                    # one chunk of it in this layout
+    piece[cut] = -(-piece[cut] // window.pieces)      # the widest piece
+    if not run.engine.rows_for(positions, tuple(piece), cut):
+        return None
+    return _InPlace(exchange, transform, reads, positions)
+
+
+def _run_window_in_place(run: _Run, block: Block, window: Window, how: _InPlace) -> None:
+    """``window`` over its own input block, as :func:`_in_place` found it can run.
+
+    The block's end layout is its start layout reshaped (the same axis order, the
+    exchange's axes resized): the pieces are written into the block seen so, the block
+    itself kept in its start shape until the last piece is in (a reshape between two
+    writes in place would cost XLA a copy). Piece ``m - 1`` is written after piece
+    ``m`` has been read: the write waits for what the read made (``after``), so XLA
+    orders the two and writes in place with no copy of the block, and piece ``m``'s
+    exchange can run beside piece ``m - 1``'s write."""
+    st, p = how.exchange, how.exchange.size
+    order = block.order
+    pos = order.index(window.axis)
+    pos_s, pos_g = order.index(st.scatter), order.index(st.gather)
+    end_shape = list(block.data.shape)
+    end_shape[pos_g] *= p
+    end_shape[pos_s] //= p
+    engine, inverse = run.engine, run.inverse
+    chunk = end_shape[pos] if how.reads else block.data.shape[pos] // p
+    q, r = divmod(chunk, window.pieces)
+    joined = block.data                             # in its start shape throughout
+    pending, lo = None, 0                           # the piece received last, its start
+    for k in range(window.pieces):
+        hi = lo + q + (k < r)
+        if how.reads:
+            read = engine.fft_of_rows(joined, how.positions, inverse, axis=pos, start=lo,
+                                      stop=hi, scale=block.scale)
+            send = read.reshape((p, read.shape[0] // p) + read.shape[1:])  # scattered axis first
+        else:
+            read = send = engine.take_chunks(joined, pos, p, lo, hi)
+        if pending is not None:
+            joined = _write_piece(run, how, joined, *pending, pos, tuple(end_shape),
+                                  block.scale, after=(read,))
+        pending = (run.transport.all_to_all(send, st.mesh_axis), lo)
+        lo = hi
+    joined = _write_piece(run, how, joined, *pending, pos, tuple(end_shape), block.scale)
+    block.data, block.scale = joined.reshape(end_shape), 1.0
+
+
+def _write_piece(run: _Run, how: _InPlace, joined, received, lo: int, pos: int, end_shape,
+                 scale: float, after=()):
+    """Write piece ``received`` (as the all-to-all gave it: source device first) into
+    ``joined`` seen as ``end_shape``, from point ``lo`` of the cut axis at ``pos``: as
+    it is, or transformed."""
+    p = how.exchange.size
+    if how.reads:
+        return run.engine.put_chunks(joined, received, pos, p, lo, after=after,
+                                     shape=end_shape)
+    piece = received.reshape((p * received.shape[1],) + received.shape[2:])  # gathered axis
+    return run.engine.fft_into_rows(joined, piece, how.positions, run.inverse, axis=pos,
+                                    start=lo, shape=end_shape, scale=scale, after=after)
+
+
+def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -> None:
     """Stages ``window.start`` to ``window.stop - 1`` on each of ``window.pieces``
     pieces of the block cut along ``window.axis`` (within its chunks where the window
     says so), the pieces joined again afterwards (:mod:`pfft.pipeline`).
@@ -509,8 +625,15 @@ def _run_window(run: _Run, block: Block, window: Window) -> None:
     stage is a transform the engine runs on rows where they lie, each piece's first
     stage reads its rows from the whole block (no cut); where it holds one chunk at the
     end and the last stage is such a transform, each piece's last stage writes its rows
-    into the joined block (no join)."""
+    into the joined block (no join). Where :func:`_in_place` allows, the pieces go
+    over the block they are read from instead (:func:`_run_window_in_place`);
+    ``joined``: the block is the previous window's joined block.
+    """
     run.assemble(block)
+    how = _in_place(run, block, window, joined)
+    if how is not None:
+        _run_window_in_place(run, block, window, how)
+        return
     axis = window.axis
     pos = block.order.index(axis)
     chunks_in = window.chunks if window.chunked_at_start else 1
@@ -590,14 +713,15 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     run = _Run(tuple(chain.stages), inverse, weighted, engine, transport,
                chain.in_layout.balanced, list(chain.in_layout.shape),
                x.size * x.dtype.itemsize,
-               pieces_path.enabled(engine, transport) and not windows)
+               pieces_path.enabled(engine, transport) and not windows, argument=x)
     if run.pieces and run.balanced:  # pragma: no cover - a defect: pieces are ceil-sized
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
     # the chain in runs: each window on its pieces, the stages between windows as they are
     bounds = sorted({0, len(run.stages)} | {b for w in windows for b in (w.start, w.stop)})
+    ends = {w.stop for w in windows}
     for start, stop in zip(bounds, bounds[1:]):
         if start in starts:
-            _run_window(run, block, starts[start])
+            _run_window(run, block, starts[start], joined=start in ends)
         else:
             _run_stages(run, block, start, stop)
     run.assemble(block)

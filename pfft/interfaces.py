@@ -37,7 +37,10 @@ class EngineCapabilities:
         Runs complex transforms on rows of a larger block where they lie:
         ``fft_of_rows`` (reads rows of one axis), ``fft_into_rows`` (writes them into
         a block, in place) and ``rows_for`` (whether a transform of that shape goes
-        so): a pipelined window's piece without a copy to cut or join it.
+        so): a pipelined window's piece without a copy to cut or join it. With them
+        ``take_chunks`` and ``put_chunks``: a piece of an exchange's chunks copied out
+        of a block and written back in place, so that a window writes its pieces over
+        the block it read them from (the writes wait for arrays given as ``after``).
     """
 
     strided: bool = False

@@ -661,6 +661,81 @@ def test_rows_transforms_read_and_write_rows_where_they_lie(shape, axes, axis, r
         assert made.shape == into.shape and rel_err(written, want) <= tol
 
 
+@on_each_platform
+def test_rows_written_into_a_block_seen_as_another_shape(platform):
+    """fft_into_rows into a block seen as another shape of the same elements (a window
+    writing its pieces over the block it read them from, which keeps its first shape):
+    the rows land where they lie in that view, the result keeps the block's shape; the
+    arrays given as ``after`` change nothing."""
+    rng = np.random.default_rng(31)
+    block = random_array(rng, (2, 12, 5), np.complex128)     # seen as (8, 3, 5)
+    piece = random_array(rng, (8, 2, 5), np.complex128)
+    other = random_array(rng, (3, 4), np.float32)
+    expect = block.reshape(8, 3, 5).copy()
+    expect[:, 1:3] = np.fft.fft(piece, axis=0)
+    f = jax.jit(lambda b, p, o: native.fft_into_rows(b, p, (0,), axis=1, start=1,
+                                                     shape=(8, 3, 5), after=(o,)))
+    got = f(_put(block, platform), _put(piece, platform), _put(other, platform))
+    assert got.shape == block.shape
+    assert rel_err(np.asarray(got).reshape(8, 3, 5), expect) <= 1e-12
+    with pytest.raises(ValueError, match="cannot be seen as"):
+        native.fft_into_rows(_put(block, platform), _put(piece, platform), (0,), axis=1,
+                             start=1, shape=(8, 4, 5))
+
+
+# chunk copies: (block, axis, chunks, points of each chunk)
+CHUNK_CASES = [((4, 12, 5), 1, 3, (1, 3)), ((6, 4), 0, 2, (0, 3)), ((2, 3, 8), 2, 4, (1, 2)),
+               ((5, 6), 1, 1, (2, 6)), ((3, 8, 2, 2), 1, 2, (0, 0))]
+
+
+@on_each_platform
+@pytest.mark.parametrize("dtype", [np.complex64, np.float64, np.int32])
+@pytest.mark.parametrize("shape,axis,chunks,points", CHUNK_CASES, ids=str)
+def test_chunk_copies_take_and_put_points_of_every_chunk(shape, axis, chunks, points, dtype,
+                                                         platform):
+    """take_chunks: points lo..hi of each chunk of an axis, the chunk axis first (numpy:
+    split, slice, move the chunk axis to the front); put_chunks: a block with those
+    points replaced by a piece so shaped, nothing else changed, in and outside jit,
+    into a block given in another shape of the same elements, after other arrays."""
+    rng = np.random.default_rng(sum(shape) + axis)
+    lo, hi = points
+    c = shape[axis] // chunks
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    split = x.reshape(shape[:axis] + (chunks, c) + shape[axis + 1:])
+    want = np.moveaxis(split[(slice(None),) * (axis + 1) + (slice(lo, hi),)], axis, 0)
+    xs = _put(x, platform)
+    got = native.take_chunks(xs, axis, chunks, lo, hi)
+    assert got.shape == want.shape == native.chunk_piece_shape(shape, axis, chunks, hi - lo)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(
+        np.asarray(jax.jit(lambda a: native.take_chunks(a, axis, chunks, lo, hi))(xs)), want)
+    piece = (rng.standard_normal(want.shape) * 100).astype(dtype)
+    expect = split.copy()
+    expect[(slice(None),) * (axis + 1) + (slice(lo, hi),)] = np.moveaxis(piece, 0, axis)
+    expect = expect.reshape(shape)
+    got = native.put_chunks(xs, _put(piece, platform), axis, chunks, lo)
+    np.testing.assert_array_equal(np.asarray(got), expect)
+    flat = _put(x.reshape(-1), platform)
+    f = jax.jit(lambda b, p, o: native.put_chunks(b, p, axis, chunks, lo, after=(o,),
+                                                  shape=shape))
+    got = f(flat, _put(piece, platform), _put(np.ones(3, np.float32), platform))
+    assert got.shape == (x.size,)
+    np.testing.assert_array_equal(np.asarray(got).reshape(shape), expect)
+
+
+@needs_cpu_kernels
+def test_chunk_copies_refuse_what_does_not_fit():
+    x = jnp.ones((4, 6, 5), jnp.complex64)
+    with pytest.raises(ValueError, match="not 4 equal chunks"):
+        native.take_chunks(x, 1, 4, 0, 1)
+    with pytest.raises(ValueError, match="points 1..4 of a chunk of 3"):
+        native.take_chunks(x, 1, 2, 1, 4)
+    with pytest.raises(ValueError, match="does not fit"):
+        native.put_chunks(x, jnp.ones((2, 4, 1, 4), jnp.complex64), 1, 2, 0)
+    with pytest.raises(ValueError, match="cannot go into"):
+        native.put_chunks(x, jnp.ones((2, 4, 1, 5), jnp.float32), 1, 2, 0)
+
+
 @needs_cpu_kernels
 def test_rows_transforms_refuse_what_they_cannot_do():
     x = jnp.ones((4, 6, 5), jnp.complex64)
@@ -704,10 +779,11 @@ def test_pipelined_per_device_programs_lower_for_cuda_through_the_rows_kernels(
         monkeypatch, plan, kind):
     """What a GPU runs, traced here with the GPU library stood in: the per-device
     program of a pipelined 4-device plan on the per-stage GPU engine lowers for CUDA;
-    a slab's forward window writes its pieces with the rows kernel (the first piece
-    making the block, the others into it: one call each), declaring its work area,
-    and its backward window reads them (a pencil's last forward window writes so, its
-    first reads its pieces' rows of the leading axis)."""
+    a slab's forward window takes its 2 pieces out of the 2-D FFT's block with the
+    chunk copy and writes them back over it with the rows kernel (declaring its work
+    area), and its backward window reads them; a pencil's last forward window writes
+    its pieces into a new block (the first piece making it, the other into it), its
+    first reads its pieces' rows of the leading axis."""
     asked = _stand_in_gpu_library(monkeypatch, "gpu_rows_workspace_bytes", 1024)
     monkeypatch.setattr(native, "gpu_workspace_bytes", lambda *a: 512)
     from benchmarks import per_device
@@ -722,8 +798,9 @@ def test_pipelined_per_device_programs_lower_for_cuda_through_the_rows_kernels(
         lowering_platforms=("cuda",)).as_text()
     # a pencil's first window, cut along axis 0, also reads its 2 pieces' rows
     reads = 2 if plan == "pencil" else 0
-    assert text.count("@pfft_c2c_rows(") == 1 + reads
-    assert text.count("@pfft_c2c_rows_into(") == 1
+    assert text.count("@pfft_c2c_rows(") == (1 + reads if plan == "pencil" else 0)
+    assert text.count("@pfft_c2c_rows_into(") == (1 if plan == "pencil" else 2)
+    assert text.count("@pfft_take_chunks(") == (0 if plan == "pencil" else 2)
     line = next(ln for ln in text.splitlines() if "@pfft_c2c_rows_into(" in ln)
     assert "output_operand_aliases" in line and "tensor<1024xui8>" in line, line
     # (axes, rows' axis) of each work area asked: fft axis 0 into rows of axis 1; a

@@ -153,10 +153,12 @@ def test_a_2d_slab_is_pipelined_within_its_exchanges_chunks(engine, kind):
 @pytest.mark.parametrize("kind", ["c2c", "r2c"])
 def test_a_slabs_pieces_are_read_and_written_where_they_lie(kind):
     """On an engine with rows transforms (the native one), a slab's window cut within
-    its exchange's chunks has no cut or join of its own: forward, the FFT after the
-    exchange writes each piece's rows into the joined block (the first piece makes it,
-    the others write into it in place); backward, the FFT before the exchange reads
-    each piece's rows from the whole block. The values are numpy's."""
+    its exchange's chunks has no cut or join of its own: forward, each piece is taken
+    out of the 2-D FFT's block with its chunks first (the layout the all-to-all sends)
+    and the FFT after the exchange writes its rows over that same block, which the
+    pieces' bytes fill exactly; backward (its window reads the plan's argument, which
+    is never written over), the FFT before the exchange reads each piece's rows from
+    the whole block. The values are numpy's."""
     _native_or_skip("native")
     rng = np.random.default_rng(14)
     shape = (16, 12, 10)
@@ -164,13 +166,45 @@ def test_a_slabs_pieces_are_read_and_written_where_they_lie(kind):
     plan = pfft.plan(shape, x.dtype, _mesh((4,)), kind=kind, engine="native", pipeline=3)
     xs = jax.device_put(x, plan.in_sharding)
     forward = jax.jit(plan.forward).trace(xs).lower().as_text()
-    assert forward.count("@pfft_c2c_rows(") == 1
-    assert forward.count("@pfft_c2c_rows_into(") == 2
+    assert forward.count("@pfft_take_chunks(") == 3
+    assert forward.count("@pfft_c2c_rows_into(") == 3
+    assert "@pfft_c2c_rows(" not in forward
     y = jax.jit(plan.forward)(xs)
     assert rel_err(y, np.fft.rfftn(x) if kind == "r2c" else np.fft.fftn(x)) < 1e-14
     backward = jax.jit(plan.backward).trace(y).lower().as_text()
     assert backward.count("@pfft_c2c_rows(") == 3 and "@pfft_c2c_rows_into(" not in backward
     assert rel_err(jax.jit(plan.backward)(y), x) < 1e-14
+
+
+def test_a_window_written_over_its_block_needs_less_memory():
+    """A slab's forward window writing its pieces over the block it takes them from
+    (each write waiting for the next piece's take, so XLA orders the two and copies
+    nothing) needs less memory per device than the same plan joining its pieces into a
+    new block (the executor's in-place path turned off), with the same values."""
+    _native_or_skip("native")
+    import pfft.executor as executor
+    x = random_array(np.random.default_rng(16), (32, 32, 16), np.complex64)
+    mesh = _mesh((4,))
+
+    def blocks(plan):
+        xs = jax.device_put(x, plan.in_sharding)
+        m = jax.jit(plan.forward).lower(xs).compile().memory_analysis()
+        used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+        return used / (x.nbytes / 4), jax.jit(plan.forward)(xs)
+
+    in_place, y = blocks(pfft.plan(x.shape, x.dtype, mesh, engine="native", pipeline=4))
+    real = executor._in_place
+    try:
+        executor._in_place = lambda *args: None
+        pfft.clear_plan_cache()
+        joined, y_joined = blocks(pfft.plan(x.shape, x.dtype, mesh, engine="native",
+                                            pipeline=4))
+    finally:
+        executor._in_place = real
+        pfft.clear_plan_cache()
+    assert in_place <= joined - 0.25, (in_place, joined)
+    assert rel_err(y, np.fft.fftn(x.astype(np.complex128))) < 1e-6
+    assert rel_err(y_joined, y) < 1e-6
 
 
 def test_a_pencils_pieces_are_read_and_written_where_they_lie():

@@ -11,7 +11,13 @@
 //                    (read or written where they lie in the larger block: a pipelined
 //                    window's piece, pfft/executor.py); the output's other rows unwritten
 //   PfftC2CRowsInto  the same into a block given as a first operand, which XLA aliases
-//                    to the output: the other rows keep their values
+//                    to the output: the other rows keep their values; further operands
+//                    only waited for (both: attribute out_shape, the output seen as
+//                    that shape)
+//   PfftTakeChunks   points start..start + width of every chunk of a block's axis as a
+//   PfftPutChunks    piece, chunk axis first, and back into a block in place (further
+//                    operands only waited for): common/chunk_copy.h, one
+//                    cudaMemcpy2DAsync a chunk
 //
 // How an axis set becomes cuFFT calls is kernels/common/cufft_schedule.h, pure C++ that
 // kernels/common/cufft_schedule_test.cc checks on the CPU: runs of up to three adjacent
@@ -45,6 +51,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../common/chunk_copy.h"
 #include "../common/cufft_schedule.h"
 #include "../common/lru_cache.h"
 #include "../common/rows_attrs.h"
@@ -439,11 +446,16 @@ ffi::Error Handler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBu
 ffi::Error RowsTransform(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
                          ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
                          bool forward, double scale, int64_t axis, int64_t in_start,
-                         int64_t out_start) {
+                         int64_t out_start, ffi::Span<const int64_t> out_shape) {
   bool dbl = false;
   if (const char *types = TypesError(cs::Kind::kC2C, x.element_type(), y->element_type(), dbl))
     return ffi::Error::InvalidArgument(types);
-  auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
+  auto din = Dims(x.dimensions());
+  auto dout = Dims(out_shape.size() == 0 ? y->dimensions() : out_shape);
+  long long out_count = 1;
+  for (long long d : dout) out_count *= d;
+  if (out_count != static_cast<long long>(y->element_count()))
+    return ffi::Error::InvalidArgument("pfft rows: out_shape does not hold the output's elements");
   int ndim = static_cast<int>(din.size());
   std::vector<int> ax;
   std::string err = cs::ResolveAxes(axes.begin(), axes.size(), ndim, ax);
@@ -468,19 +480,72 @@ ffi::Error RowsTransform(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi:
 ffi::Error RowsHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
                        ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
                        bool forward, double scale, int64_t /*nthreads*/, int64_t axis,
-                       int64_t in_start, int64_t out_start) {
-  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start);
+                       int64_t in_start, int64_t out_start, ffi::Span<const int64_t> out_shape) {
+  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start,
+                       out_shape);
 }
 
 // `into` is aliased to y: XLA has put its values there, the rows are written over them
 ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer x,
-                           ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
+                           ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
+                           ffi::Result<ffi::AnyBuffer> ws,
                            ffi::Span<const int64_t> axes, bool forward, double scale,
                            int64_t /*nthreads*/, int64_t axis, int64_t in_start,
-                           int64_t out_start) {
+                           int64_t out_start, ffi::Span<const int64_t> out_shape) {
   if (into.untyped_data() != y->untyped_data())
     return ffi::Error::Internal("pfft rows: the block written into is not aliased to the output");
-  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start);
+  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start,
+                       out_shape);
+}
+
+// take: block -> piece; put (to_block): piece -> block, in place
+ffi::Error ChunkCopy(cudaStream_t stream, const ffi::AnyBuffer &block,
+                     const ffi::AnyBuffer &piece, void *dst, bool to_block, int64_t outer,
+                     int64_t chunks, int64_t chunk, int64_t start, int64_t width) {
+  pfft::ChunkCopy g;
+  std::string err = pfft::MakeChunkCopy(static_cast<long long>(block.size_bytes()),
+                                        static_cast<long long>(piece.size_bytes()), outer,
+                                        chunks, chunk, start, width, g);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  if (g.RunBytes() == 0) return ffi::Error::Success();
+  const char *src = static_cast<const char *>(to_block ? piece.untyped_data()
+                                                         : block.untyped_data());
+  char *out = static_cast<char *>(dst);
+  size_t run = static_cast<size_t>(g.RunBytes());
+  size_t block_pitch = static_cast<size_t>(g.chunks * g.chunk * g.inner);
+  for (long long j = 0; j < g.chunks; ++j) {     // the outer runs of chunk j: one 2-D copy
+    long long b = g.BlockOffset(j, 0), p = g.PieceOffset(j, 0);
+    cudaError_t e = to_block
+        ? cudaMemcpy2DAsync(out + b, block_pitch, src + p, run, run, g.outer,
+                            cudaMemcpyDeviceToDevice, stream)
+        : cudaMemcpy2DAsync(out + p, run, src + b, block_pitch, run, g.outer,
+                            cudaMemcpyDeviceToDevice, stream);
+    if (e != cudaSuccess)
+      return ffi::Error::Internal(std::string("pfft chunks: ") + cudaGetErrorString(e));
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
+                             ffi::Result<ffi::AnyBuffer> piece, int64_t outer, int64_t chunks,
+                             int64_t chunk, int64_t start, int64_t width) {
+  if (piece->element_type() != block.element_type())
+    return ffi::Error::InvalidArgument("pfft chunks: the piece's type is not the block's");
+  return ChunkCopy(stream, block, *piece, piece->untyped_data(), false, outer, chunks, chunk,
+                   start, width);
+}
+
+// `into` is aliased to y: the piece is written over its values
+ffi::Error PutChunksHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer piece,
+                            ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
+                            int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
+                            int64_t width) {
+  if (into.untyped_data() != y->untyped_data())
+    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
+  if (piece.element_type() != into.element_type())
+    return ffi::Error::InvalidArgument("pfft chunks: the piece's type is not the block's");
+  return ChunkCopy(stream, into, piece, y->untyped_data(), true, outer, chunks, chunk, start,
+                   width);
 }
 
 thread_local std::string last_error;
@@ -537,12 +602,26 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRowsInto, RowsIntoHandler,
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksHandler,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksHandler,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
+                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 
 // 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
 // 3: the rows handlers (pfft_cuda_rows_workspace_size)
-extern "C" int pfft_cuda_abi_version() { return 3; }
+// 4: the chunk copies, operands waited for
+extern "C" int pfft_cuda_abi_version() { return 4; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
 // block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double

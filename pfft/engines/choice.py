@@ -155,9 +155,18 @@ class BoundEngine:
         return self.module.fft_of_rows(x, axes, inverse, axis=axis, start=start, stop=stop,
                                        scale=scale, nthreads=self.nthreads)
 
-    def fft_into_rows(self, into, x, axes, inverse, *, axis, start, shape=None, scale=1.0):
+    def fft_into_rows(self, into, x, axes, inverse, *, axis, start, shape=None, scale=1.0,
+                      after=()):
         return self.module.fft_into_rows(into, x, axes, inverse, axis=axis, start=start,
-                                         shape=shape, scale=scale, nthreads=self.nthreads)
+                                         shape=shape, scale=scale, nthreads=self.nthreads,
+                                         after=after)
+
+    def take_chunks(self, x, axis, chunks, start, stop):
+        return self.module.take_chunks(x, axis, chunks, start, stop)
+
+    def put_chunks(self, into, piece, axis, chunks, start, after=(), shape=None):
+        return self.module.put_chunks(into, piece, axis, chunks, start, after=after,
+                                      shape=shape)
 
     def r2r(self, x, op, axis):
         return self.module.r2r(x, op, axis, nthreads=self.nthreads)
@@ -249,10 +258,11 @@ class PerStageEngine(BoundEngine):
         return super().fft_of_rows(x, axes, inverse, axis=axis, start=start, stop=stop,
                                    scale=scale)
 
-    def fft_into_rows(self, into, x, axes, inverse, *, axis, start, shape=None, scale=1.0):
+    def fft_into_rows(self, into, x, axes, inverse, *, axis, start, shape=None, scale=1.0,
+                      after=()):
         self._record(self.module)
         return super().fft_into_rows(into, x, axes, inverse, axis=axis, start=start,
-                                     shape=shape, scale=scale)
+                                     shape=shape, scale=scale, after=after)
 
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         axes = tuple(a % x.ndim for a in axes)

@@ -51,7 +51,8 @@ from .hermitian import bin_weights
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
            "set_num_threads", "num_threads", "gpu_workspace_bytes", "rows_fit", "fft_of_rows",
-           "fft_into_rows", "gpu_rows_workspace_bytes"]
+           "fft_into_rows", "gpu_rows_workspace_bytes", "take_chunks", "put_chunks",
+           "chunk_piece_shape"]
 
 name = "native"
 # transforms any axis where it lies (strided): the executor need not move FFT axes
@@ -423,23 +424,28 @@ def rows_fit(axes: Sequence[int], axis: int, shape: Sequence[int]) -> bool:
 
 
 def _rows_call(target: str, operands, out_type, axes, axis: int, in_start: int,
-               out_start: int, inverse: bool, scale: float, nthreads: int | None):
-    """A rows kernel on ``operands`` (the block read last; a block written into first,
-    aliased to the result) giving ``out_type``; axes and ``axis`` negative."""
-    x = operands[-1]
+               out_start: int, inverse: bool, scale: float, nthreads: int | None,
+               view: tuple[int, ...] = ()):
+    """A rows kernel on ``operands`` (the block read; for the into-call the block
+    written into first, aliased to the result, then the block read, then any waited
+    for) giving ``out_type``, seen as shape ``view`` where given; axes and ``axis``
+    negative."""
+    into = target == "pfft_c2c_rows_into"
+    x = operands[1] if into else operands[0]
     attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
                  scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()),
                  axis=np.int64(axis), in_start=np.int64(in_start),
-                 out_start=np.int64(out_start))
-    aliases = {0: 0} if len(operands) == 2 else None
+                 out_start=np.int64(out_start), out_shape=np.asarray(view, dtype=np.int64))
+    aliases = {0: 0} if into else None
     branches = {}
     platforms = _platforms(x)
     if "cpu" in platforms:
         branches["cpu"] = lambda *ops: jax.ffi.ffi_call(
             target, out_type, input_output_aliases=aliases)(*ops, **attrs)
     if "cuda" in platforms:
-        nbytes = gpu_rows_workspace_bytes(tuple(x.shape), tuple(out_type.shape), tuple(axes),
-                                          axis, np.dtype(x.dtype) == np.complex128)
+        nbytes = gpu_rows_workspace_bytes(tuple(x.shape), tuple(view or out_type.shape),
+                                          tuple(axes), axis,
+                                          np.dtype(x.dtype) == np.complex128)
         branches["cuda"] = lambda *ops: jax.ffi.ffi_call(
             target, (out_type, _workspace_type(x, nbytes)),
             input_output_aliases=aliases)(*ops, **attrs)[0]
@@ -484,10 +490,16 @@ def fft_of_rows(x: jax.Array, axes: Sequence[int], inverse: bool = False, *, axi
 def fft_into_rows(into: jax.Array | None, x: jax.Array, axes: Sequence[int],
                   inverse: bool = False, *, axis: int, start: int,
                   shape: Sequence[int] | None = None, scale: float = 1.0,
-                  nthreads: int | None = None) -> jax.Array:
+                  nthreads: int | None = None, after: Sequence[jax.Array] = ()) -> jax.Array:
     """``into`` with rows ``start..start + x.shape[axis]`` of ``axis`` replaced by the
     FFT of ``x`` over ``axes`` (times ``scale``), written where they lie: ``into`` is
     aliased to the result (in place where it is donated or dead, as inside ``jit``).
+
+    ``shape`` with ``into`` given: ``into`` seen as that shape (the same number of
+    elements), the rows written where they lie in it; the result keeps ``into``'s
+    shape. ``after``: arrays the call only waits for. Where the caller has read parts of
+    ``into`` (a piece of it taken, its rows transformed), passing what it read orders
+    the read before this write, and XLA writes in place without copying ``into`` first.
 
     ``into=None``: a new block of ``shape`` in which only those rows are written, the
     others left as the allocation had them: for a caller that writes every row (a
@@ -495,9 +507,11 @@ def fft_into_rows(into: jax.Array | None, x: jax.Array, axes: Sequence[int],
     No autodiff or vmap rules of its own; ``axes`` as for :func:`fft_of_rows`.
     """
     axes, neg = _rows_args(x, axes, axis)
-    if into is not None:
+    if into is not None and shape is None:
         shape = into.shape
     shape = tuple(shape)
+    if into is not None and math.prod(shape) != into.size:
+        raise ValueError(f"a block {into.shape} cannot be seen as {shape}")
     if len(shape) != x.ndim or any(a != b for i, (a, b) in enumerate(zip(shape, x.shape))
                                    if i != neg % x.ndim):
         raise ValueError(f"rows of a block {x.shape} cannot go into one of {shape}")
@@ -509,8 +523,75 @@ def fft_into_rows(into: jax.Array | None, x: jax.Array, axes: Sequence[int],
                           nthreads)
     if into.dtype != x.dtype:
         raise TypeError(f"rows of {x.dtype} cannot go into a block of {into.dtype}")
-    return _rows_call("pfft_c2c_rows_into", (into, x), jax.typeof(into), axes, neg, 0, start,
-                      inverse, scale, nthreads)
+    view = () if shape == tuple(into.shape) else shape
+    return _rows_call("pfft_c2c_rows_into", (into, x, *after), jax.typeof(into), axes, neg, 0,
+                      start, inverse, scale, nthreads, view)
+
+
+def _chunk_geometry(shape, axis: int, chunks: int, start: int, stop: int) -> dict:
+    """The attributes of a chunk copy of points ``start..stop`` of each of ``chunks``
+    chunks of ``axis`` of a block of ``shape`` (kernels/common/chunk_copy.h)."""
+    ndim = len(shape)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} of a block of {ndim} axes")
+    axis %= ndim
+    if chunks < 1 or shape[axis] % chunks:
+        raise ValueError(f"axis {axis} of {shape[axis]} points is not {chunks} equal chunks")
+    chunk = shape[axis] // chunks
+    if not 0 <= start <= stop <= chunk:
+        raise ValueError(f"points {start}..{stop} of a chunk of {chunk}")
+    return dict(outer=np.int64(math.prod(shape[:axis])), chunks=np.int64(chunks),
+                chunk=np.int64(chunk), start=np.int64(start), width=np.int64(stop - start))
+
+
+def chunk_piece_shape(shape, axis: int, chunks: int, width: int) -> tuple[int, ...]:
+    """The shape of a piece :func:`take_chunks` cuts from a block of ``shape``: the chunk
+    axis first, then the block's axes with ``width`` points along ``axis``."""
+    axis %= len(shape)
+    return (chunks,) + tuple(shape[:axis]) + (width,) + tuple(shape[axis + 1:])
+
+
+def _chunk_call(target: str, operands, out_type, attrs: dict, aliases):
+    call = lambda *ops: jax.ffi.ffi_call(target, out_type, input_output_aliases=aliases)(
+        *ops, **attrs)
+    return _on_platform({p: call for p in _platforms(operands[0])}, *operands)
+
+
+def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int) -> jax.Array:
+    """Points ``start..stop`` of each of the ``chunks`` equal chunks of ``axis`` of
+    ``x``, as one array with the chunk axis first (:func:`chunk_piece_shape`):
+    ``x`` split as ``(..., chunks, chunk, ...)``, sliced, with the chunk axis moved to
+    the front, in one copy of contiguous runs (the layout an all-to-all sends).
+
+    For pfft's executor (a pipelined window reading a piece of the block it will write
+    into): no autodiff or vmap rules of its own.
+    """
+    attrs = _chunk_geometry(x.shape, axis, chunks, start, stop)
+    out = jax.typeof(x).update(shape=chunk_piece_shape(x.shape, axis, chunks, stop - start))
+    return _chunk_call("pfft_take_chunks", (x,), out, attrs, None)
+
+
+def put_chunks(into: jax.Array, piece: jax.Array, axis: int, chunks: int, start: int,
+               after: Sequence[jax.Array] = (), shape: Sequence[int] | None = None
+               ) -> jax.Array:
+    """``into`` with ``piece`` (shaped as :func:`take_chunks` gives it) written back where
+    :func:`take_chunks` would have read it from point ``start`` of each chunk of
+    ``axis``: ``into`` aliased to the result, written in place. ``shape``: ``into`` seen
+    as that shape (the same number of elements). ``after`` as for
+    :func:`fft_into_rows`. No autodiff or vmap rules of its own.
+    """
+    shape = tuple(into.shape if shape is None else shape)
+    ndim = len(shape)
+    if math.prod(shape) != into.size or piece.ndim != ndim + 1 or piece.dtype != into.dtype:
+        raise ValueError(f"a piece {piece.shape} {piece.dtype} cannot go into a block "
+                         f"{into.shape} {into.dtype} seen as {shape}")
+    width = piece.shape[1 + axis % ndim]
+    attrs = _chunk_geometry(shape, axis, chunks, start, start + width)
+    if piece.shape != chunk_piece_shape(shape, axis, chunks, width):
+        raise ValueError(f"a piece {piece.shape} does not fit chunks of axis {axis} of a "
+                         f"block {shape}")
+    return _chunk_call("pfft_put_chunks", (into, piece, *after), jax.typeof(into), attrs,
+                       {0: 0})
 
 
 def r2r_available(platform: str | None = None) -> bool:
