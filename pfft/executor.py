@@ -501,65 +501,51 @@ def _rows_transform(run: _Run, st, order: tuple[int, ...], shape, axis: int):
 
 
 class _InPlace(NamedTuple):
-    """How a window writes its pieces over the block it reads them from
-    (:func:`_in_place`): its exchange, its transform (before the exchange where
-    ``reads``, after it otherwise) and that transform's block axes."""
+    """How a window writes its pieces over the block it takes them from
+    (:func:`_in_place`): its exchange and, after it, its transform with that
+    transform's block axes."""
 
     exchange: Exchange
     transform: LocalFFT
-    reads: bool
     positions: tuple[int, ...]
 
 
 def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace | None:
     """Whether ``window`` can run over its own input block, and how.
 
-    Only a block a local transform made (``joined``: a window's pieces made it) is
-    written over: the chain's argument may still be held by the caller, and a block a
-    window joined was made while that window's input was still read, where a new block
-    for this window's pieces can take the buffer of a dead (donated) argument instead.
-    Two forms qualify, on an engine with rows transforms and chunk copies, where the
-    exchange pads nothing:
+    The form that qualifies: an exchange then a transform, cut within the chunks of the
+    scattered axis, the gathered axis outermost (a slab's forward window), on an engine
+    with rows transforms and chunk copies, the exchange padding nothing. Each piece is
+    taken out of the block with its chunks first (``take_chunks``, the layout the
+    all-to-all sends), exchanged, and its transform writes its rows into the block
+    (``fft_into_rows``). The piece lands on the bytes it was taken from: counted in runs
+    of the axes after the cut axis (the same on both sides, as the block keeps its
+    axis order), the runs whose index modulo the chunk size is in the piece's range.
 
-    - an exchange then a transform, cut within the chunks of the scattered axis, the
-      gathered axis outermost: each piece is taken out of the block with its chunks
-      first (``take_chunks``, the layout the all-to-all sends), exchanged, and its
-      transform writes its rows into the block (``fft_into_rows``);
-    - a transform then an exchange, cut within the chunks of the gathered axis, the
-      scattered axis outermost: the transform reads its rows from the block
-      (``fft_of_rows``), the piece is exchanged as it lies, and what arrives is
-      written into the block's chunks (``put_chunks``).
-
-    Either way a piece lands on the bytes it was read from: counted in runs of the
-    axes after the cut axis (the same on both sides, as the block keeps its axis order),
-    the runs whose index modulo the chunk size is in the piece's range.
+    Only a block a local transform made is written over: the chain's argument may
+    still be held by the caller, and a block a window joined (``joined``) was made
+    while that window's input was still read, where a new block for this window's
+    pieces can take the buffer of a dead (donated) argument instead.
     """
     if (joined or block.data is run.argument or not run.engine.capabilities.rows
-            or window.stop - window.start != 2 or window.chunks < 2):
+            or window.stop - window.start != 2 or window.chunks < 2
+            or not window.chunked_at_start):
         return None
-    first, last = run.stages[window.start], run.stages[window.stop - 1]
-    reads = not window.chunked_at_start
-    exchange, transform = (last, first) if reads else (first, last)
+    exchange, transform = run.stages[window.start], run.stages[window.stop - 1]
     if not (isinstance(exchange, Exchange) and type(transform) is LocalFFT
-            and window.chunks == exchange.size):
+            and window.chunks == exchange.size and window.axis == exchange.scatter):
         return None
     shape, order = block.data.shape, block.order
-    outer = exchange.scatter if reads else exchange.gather
-    if order[0] != outer or window.axis != (exchange.gather if reads else exchange.scatter):
-        return None
     p, pos_s, pos_g = exchange.size, order.index(exchange.scatter), order.index(exchange.gather)
-    if shape[pos_s] % p or gathered_extent(exchange, run.shape) != p * shape[pos_g]:
-        return None                                   # padded or cropped by the exchange
+    if pos_g != 0 or shape[pos_s] % p or gathered_extent(exchange, run.shape) != p * shape[0]:
+        return None                  # the gathered axis not outermost, or padded or cropped
+    piece = list(shape)              # the widest piece, after the exchange
+    piece[0] *= p
+    piece[pos_s] = -(-shape[pos_s] // p // window.pieces)
     positions = tuple(order.index(a) for a in transform.axes)
-    piece = list(shape)
-    if not reads:                                     # the transform sees the end layout
-        piece[pos_g] *= p
-        piece[pos_s] //= p
-    cut = order.index(window.axis)                    # one chunk of it in this layout
-    piece[cut] = -(-piece[cut] // window.pieces)      # the widest piece
-    if not run.engine.rows_for(positions, tuple(piece), cut):
+    if not run.engine.rows_for(positions, tuple(piece), pos_s):
         return None
-    return _InPlace(exchange, transform, reads, positions)
+    return _InPlace(exchange, transform, positions)
 
 
 def _run_window_in_place(run: _Run, block: Block, window: Window, how: _InPlace) -> None:
@@ -569,50 +555,33 @@ def _run_window_in_place(run: _Run, block: Block, window: Window, how: _InPlace)
     exchange's axes resized): the pieces are written into the block seen so, the block
     itself kept in its start shape until the last piece is in (a reshape between two
     writes in place would cost XLA a copy). Piece ``m - 1`` is written after piece
-    ``m`` has been read: the write waits for what the read made (``after``), so XLA
-    orders the two and writes in place with no copy of the block, and piece ``m``'s
-    exchange can run beside piece ``m - 1``'s write."""
-    st, p = how.exchange, how.exchange.size
-    order = block.order
-    pos = order.index(window.axis)
-    pos_s, pos_g = order.index(st.scatter), order.index(st.gather)
+    ``m`` has been taken: the write waits for the take (``after``), so XLA orders the
+    two and writes in place with no copy of the block, and piece ``m``'s exchange can
+    run beside piece ``m - 1``'s transform."""
+    p = how.exchange.size
+    pos = block.order.index(window.axis)
     end_shape = list(block.data.shape)
-    end_shape[pos_g] *= p
-    end_shape[pos_s] //= p
-    engine, inverse = run.engine, run.inverse
-    chunk = end_shape[pos] if how.reads else block.data.shape[pos] // p
-    q, r = divmod(chunk, window.pieces)
+    end_shape[0] *= p
+    end_shape[pos] //= p
+    q, r = divmod(end_shape[pos], window.pieces)
     joined = block.data                             # in its start shape throughout
     pending, lo = None, 0                           # the piece received last, its start
+
+    def write(received, start: int, after=()):
+        piece = received.reshape((p * received.shape[1],) + received.shape[2:])
+        return run.engine.fft_into_rows(joined, piece, how.positions, run.inverse, axis=pos,
+                                        start=start, shape=tuple(end_shape),
+                                        scale=block.scale, after=after)
+
     for k in range(window.pieces):
         hi = lo + q + (k < r)
-        if how.reads:
-            read = engine.fft_of_rows(joined, how.positions, inverse, axis=pos, start=lo,
-                                      stop=hi, scale=block.scale)
-            send = read.reshape((p, read.shape[0] // p) + read.shape[1:])  # scattered axis first
-        else:
-            read = send = engine.take_chunks(joined, pos, p, lo, hi)
+        send = run.engine.take_chunks(joined, pos, p, lo, hi)
         if pending is not None:
-            joined = _write_piece(run, how, joined, *pending, pos, tuple(end_shape),
-                                  block.scale, after=(read,))
-        pending = (run.transport.all_to_all(send, st.mesh_axis), lo)
+            joined = write(*pending, after=(send,))
+        pending = (run.transport.all_to_all(send, how.exchange.mesh_axis), lo)
         lo = hi
-    joined = _write_piece(run, how, joined, *pending, pos, tuple(end_shape), block.scale)
+    joined = write(*pending)
     block.data, block.scale = joined.reshape(end_shape), 1.0
-
-
-def _write_piece(run: _Run, how: _InPlace, joined, received, lo: int, pos: int, end_shape,
-                 scale: float, after=()):
-    """Write piece ``received`` (as the all-to-all gave it: source device first) into
-    ``joined`` seen as ``end_shape``, from point ``lo`` of the cut axis at ``pos``: as
-    it is, or transformed."""
-    p = how.exchange.size
-    if how.reads:
-        return run.engine.put_chunks(joined, received, pos, p, lo, after=after,
-                                     shape=end_shape)
-    piece = received.reshape((p * received.shape[1],) + received.shape[2:])  # gathered axis
-    return run.engine.fft_into_rows(joined, piece, how.positions, run.inverse, axis=pos,
-                                    start=lo, shape=end_shape, scale=scale, after=after)
 
 
 def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -> None:

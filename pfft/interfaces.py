@@ -38,9 +38,9 @@ class EngineCapabilities:
         ``fft_of_rows`` (reads rows of one axis), ``fft_into_rows`` (writes them into
         a block, in place) and ``rows_for`` (whether a transform of that shape goes
         so): a pipelined window's piece without a copy to cut or join it. With them
-        ``take_chunks`` and ``put_chunks``: a piece of an exchange's chunks copied out
-        of a block and written back in place, so that a window writes its pieces over
-        the block it read them from (the writes wait for arrays given as ``after``).
+        ``take_chunks``: a piece of an exchange's chunks copied out of a block, chunks
+        first, so that a window writes its pieces' transforms over the block it took
+        them from (``fft_into_rows`` waiting for arrays given as ``after``).
     """
 
     strided: bool = False

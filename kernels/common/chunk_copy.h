@@ -1,12 +1,11 @@
-// The geometry of the chunk copies (PfftTakeChunks, PfftPutChunks), the same in the CPU
-// and the GPU library.
+// The geometry of the chunk copy (PfftTakeChunks), the same in the CPU and the GPU
+// library.
 //
 // A block is seen as (outer, chunks, chunk, inner): an axis of chunks * chunk points with
 // `outer` points of the axes before it and `inner` bytes after it. Points start..start +
 // width of every chunk make a piece laid out as (chunks, outer, width, inner): the chunk
 // axis first, as an all-to-all sends it (its chunk j to device j) and receives it (from
-// device j). Take copies a piece out of a block; put writes one into a block, in place.
-// Every copy is a run of width * inner contiguous bytes on both sides.
+// device j). The copy is runs of width * inner contiguous bytes on both sides.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The attributes of the rows handlers (PfftC2CRows, PfftC2CRowsInto) and of the chunk
-// copies (PfftTakeChunks, PfftPutChunks), the same in the CPU and the GPU library:
+// copy (PfftTakeChunks), the same in the CPU and the GPU library:
 // appended to a binding after its buffers.
 //   axes       the transformed axes, counted from the end
 //   forward    true: the exp(-2 pi i jk/n) sign

@@ -16,13 +16,13 @@
 //                    the output (input_output_aliases={0: 0}): its other rows kept
 //                    (both: attribute out_shape, the output seen as that shape: a block
 //                    written in place between two layouts of the same bytes);
-//                    any further operands are only waited for (their order: see put)
+//                    any further operands are only waited for: a caller that read the
+//                    block first passes what it read, so XLA orders the read before the
+//                    write and needs no copy of the block
 //   PfftTakeChunks   points start..start + width of every chunk of a block's axis, as a
-//                    piece with the chunk axis first (common/chunk_copy.h), any dtype
-//   PfftPutChunks    such a piece written into a block given as a first operand that
-//                    XLA aliases to the output; further operands only waited for: a
-//                    caller that reads the block before writing into it passes what it
-//                    read, so XLA orders the read first and needs no copy of the block
+//                    piece with the chunk axis first (common/chunk_copy.h), any dtype:
+//                    what a pipelined window sends, taken from the block its transform
+//                    then writes into (PfftC2CRowsInto waits for the next take)
 //   PfftR2R  real -> real DCT or DST (scipy's unnormalised types 1-4) over any axes
 //            (attributes `type` int64 1-4 and `sine` bool instead of `forward`)
 //
@@ -273,47 +273,24 @@ ffi::Error RowsIntoImpl(ffi::AnyBuffer into, ffi::AnyBuffer x, ffi::RemainingArg
   return RowsImpl(x, y, axes, forward, scale, nthreads, axis, in_start, out_start, out_shape);
 }
 
-// take: block -> piece; put (to_block): piece -> block, in place
-ffi::Error ChunkCopyImpl(const ffi::AnyBuffer &block, const ffi::AnyBuffer &piece, void *dst,
-                         bool to_block, int64_t outer, int64_t chunks, int64_t chunk,
-                         int64_t start, int64_t width) {
-  pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(static_cast<long long>(block.size_bytes()),
-                                        static_cast<long long>(piece.size_bytes()), outer,
-                                        chunks, chunk, start, width, g);
-  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
-  const char *src = static_cast<const char *>(to_block ? piece.untyped_data()
-                                                         : block.untyped_data());
-  char *out = static_cast<char *>(dst);
-  size_t run = static_cast<size_t>(g.RunBytes());
-  for (long long j = 0; j < g.chunks; ++j)
-    for (long long o = 0; o < g.outer; ++o) {
-      long long b = g.BlockOffset(j, o), p = g.PieceOffset(j, o);
-      if (to_block) std::memcpy(out + b, src + p, run);
-      else std::memcpy(out + p, src + b, run);
-    }
-  return ffi::Error::Success();
-}
-
+// points start..start + width of every chunk, chunks first (common/chunk_copy.h)
 ffi::Error TakeChunksImpl(ffi::AnyBuffer block, ffi::Result<ffi::AnyBuffer> piece,
                           int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
                           int64_t width) {
   if (piece->element_type() != block.element_type())
     return ffi::Error::InvalidArgument("pfft chunks: the piece's type is not the block's");
-  return ChunkCopyImpl(block, *piece, piece->untyped_data(), false, outer, chunks, chunk,
-                       start, width);
-}
-
-// `into` is aliased to y: the piece is written over its values
-ffi::Error PutChunksImpl(ffi::AnyBuffer into, ffi::AnyBuffer piece, ffi::RemainingArgs /*after*/,
-                         ffi::Result<ffi::AnyBuffer> y, int64_t outer, int64_t chunks,
-                         int64_t chunk, int64_t start, int64_t width) {
-  if (into.untyped_data() != y->untyped_data())
-    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
-  if (piece.element_type() != into.element_type())
-    return ffi::Error::InvalidArgument("pfft chunks: the piece's type is not the block's");
-  return ChunkCopyImpl(into, piece, y->untyped_data(), true, outer, chunks, chunk, start,
-                       width);
+  pfft::ChunkCopy g;
+  std::string err = pfft::MakeChunkCopy(static_cast<long long>(block.size_bytes()),
+                                        static_cast<long long>(piece->size_bytes()), outer,
+                                        chunks, chunk, start, width, g);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  const char *src = static_cast<const char *>(block.untyped_data());
+  char *out = static_cast<char *>(piece->untyped_data());
+  size_t run = static_cast<size_t>(g.RunBytes());
+  for (long long j = 0; j < g.chunks; ++j)
+    for (long long o = 0; o < g.outer; ++o)
+      std::memcpy(out + g.PieceOffset(j, o), src + g.BlockOffset(j, o), run);
+  return ffi::Error::Success();
 }
 
 template <typename T>
@@ -393,16 +370,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksImpl,
-                              ffi::Ffi::Bind()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 
 // Version of this library's calling convention, checked by pfft/engines/_kernels.py.
 // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below;
-// 8: the rows handlers; 9: the chunk copies, operands waited for
+// 8: the rows handlers; 9: PfftTakeChunks, the rows' out_shape, operands waited for
 extern "C" int pfft_cpu_abi_version() { return 9; }
 
 // Huge-page advice on the buffers the kernels write first (huge_pages.h): on (1, the

@@ -15,8 +15,7 @@
 //                    only waited for (both: attribute out_shape, the output seen as
 //                    that shape)
 //   PfftTakeChunks   points start..start + width of every chunk of a block's axis as a
-//   PfftPutChunks    piece, chunk axis first, and back into a block in place (further
-//                    operands only waited for): common/chunk_copy.h, one
+//                    piece, chunk axis first (common/chunk_copy.h): one
 //                    cudaMemcpy2DAsync a chunk
 //
 // How an axis set becomes cuFFT calls is kernels/common/cufft_schedule.h, pure C++ that
@@ -498,54 +497,31 @@ ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuf
                        out_shape);
 }
 
-// take: block -> piece; put (to_block): piece -> block, in place
-ffi::Error ChunkCopy(cudaStream_t stream, const ffi::AnyBuffer &block,
-                     const ffi::AnyBuffer &piece, void *dst, bool to_block, int64_t outer,
-                     int64_t chunks, int64_t chunk, int64_t start, int64_t width) {
-  pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(static_cast<long long>(block.size_bytes()),
-                                        static_cast<long long>(piece.size_bytes()), outer,
-                                        chunks, chunk, start, width, g);
-  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
-  if (g.RunBytes() == 0) return ffi::Error::Success();
-  const char *src = static_cast<const char *>(to_block ? piece.untyped_data()
-                                                         : block.untyped_data());
-  char *out = static_cast<char *>(dst);
-  size_t run = static_cast<size_t>(g.RunBytes());
-  size_t block_pitch = static_cast<size_t>(g.chunks * g.chunk * g.inner);
-  for (long long j = 0; j < g.chunks; ++j) {     // the outer runs of chunk j: one 2-D copy
-    long long b = g.BlockOffset(j, 0), p = g.PieceOffset(j, 0);
-    cudaError_t e = to_block
-        ? cudaMemcpy2DAsync(out + b, block_pitch, src + p, run, run, g.outer,
-                            cudaMemcpyDeviceToDevice, stream)
-        : cudaMemcpy2DAsync(out + p, run, src + b, block_pitch, run, g.outer,
-                            cudaMemcpyDeviceToDevice, stream);
-    if (e != cudaSuccess)
-      return ffi::Error::Internal(std::string("pfft chunks: ") + cudaGetErrorString(e));
-  }
-  return ffi::Error::Success();
-}
-
+// points start..start + width of every chunk, chunks first (common/chunk_copy.h): the
+// outer runs of chunk j are one 2-D copy
 ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
                              ffi::Result<ffi::AnyBuffer> piece, int64_t outer, int64_t chunks,
                              int64_t chunk, int64_t start, int64_t width) {
   if (piece->element_type() != block.element_type())
     return ffi::Error::InvalidArgument("pfft chunks: the piece's type is not the block's");
-  return ChunkCopy(stream, block, *piece, piece->untyped_data(), false, outer, chunks, chunk,
-                   start, width);
-}
-
-// `into` is aliased to y: the piece is written over its values
-ffi::Error PutChunksHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer piece,
-                            ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
-                            int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
-                            int64_t width) {
-  if (into.untyped_data() != y->untyped_data())
-    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
-  if (piece.element_type() != into.element_type())
-    return ffi::Error::InvalidArgument("pfft chunks: the piece's type is not the block's");
-  return ChunkCopy(stream, into, piece, y->untyped_data(), true, outer, chunks, chunk, start,
-                   width);
+  pfft::ChunkCopy g;
+  std::string err = pfft::MakeChunkCopy(static_cast<long long>(block.size_bytes()),
+                                        static_cast<long long>(piece->size_bytes()), outer,
+                                        chunks, chunk, start, width, g);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  if (g.RunBytes() == 0) return ffi::Error::Success();
+  const char *src = static_cast<const char *>(block.untyped_data());
+  char *out = static_cast<char *>(piece->untyped_data());
+  size_t run = static_cast<size_t>(g.RunBytes());
+  size_t block_pitch = static_cast<size_t>(g.chunks * g.chunk * g.inner);
+  for (long long j = 0; j < g.chunks; ++j) {
+    cudaError_t e = cudaMemcpy2DAsync(out + g.PieceOffset(j, 0), run, src + g.BlockOffset(j, 0),
+                                      block_pitch, run, g.outer, cudaMemcpyDeviceToDevice,
+                                      stream);
+    if (e != cudaSuccess)
+      return ffi::Error::Internal(std::string("pfft chunks: ") + cudaGetErrorString(e));
+  }
+  return ffi::Error::Success();
 }
 
 thread_local std::string last_error;
@@ -610,17 +586,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksHandler,
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksHandler,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 
 // 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
 // 3: the rows handlers (pfft_cuda_rows_workspace_size)
-// 4: the chunk copies, operands waited for
+// 4: PfftTakeChunks, the rows' out_shape, operands waited for
 extern "C" int pfft_cuda_abi_version() { return 4; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a

@@ -164,10 +164,6 @@ class BoundEngine:
     def take_chunks(self, x, axis, chunks, start, stop):
         return self.module.take_chunks(x, axis, chunks, start, stop)
 
-    def put_chunks(self, into, piece, axis, chunks, start, after=(), shape=None):
-        return self.module.put_chunks(into, piece, axis, chunks, start, after=after,
-                                      shape=shape)
-
     def r2r(self, x, op, axis):
         return self.module.r2r(x, op, axis, nthreads=self.nthreads)
 

@@ -51,7 +51,7 @@ from .hermitian import bin_weights
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
            "set_num_threads", "num_threads", "gpu_workspace_bytes", "rows_fit", "fft_of_rows",
-           "fft_into_rows", "gpu_rows_workspace_bytes", "take_chunks", "put_chunks",
+           "fft_into_rows", "gpu_rows_workspace_bytes", "take_chunks",
            "chunk_piece_shape"]
 
 name = "native"
@@ -563,35 +563,13 @@ def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int) -> 
     ``x`` split as ``(..., chunks, chunk, ...)``, sliced, with the chunk axis moved to
     the front, in one copy of contiguous runs (the layout an all-to-all sends).
 
-    For pfft's executor (a pipelined window reading a piece of the block it will write
-    into): no autodiff or vmap rules of its own.
+    For pfft's executor (a pipelined window taking a piece of the block it then writes
+    the piece's transform into, :func:`fft_into_rows` waiting for the next piece's
+    take): no autodiff or vmap rules of its own.
     """
     attrs = _chunk_geometry(x.shape, axis, chunks, start, stop)
     out = jax.typeof(x).update(shape=chunk_piece_shape(x.shape, axis, chunks, stop - start))
     return _chunk_call("pfft_take_chunks", (x,), out, attrs, None)
-
-
-def put_chunks(into: jax.Array, piece: jax.Array, axis: int, chunks: int, start: int,
-               after: Sequence[jax.Array] = (), shape: Sequence[int] | None = None
-               ) -> jax.Array:
-    """``into`` with ``piece`` (shaped as :func:`take_chunks` gives it) written back where
-    :func:`take_chunks` would have read it from point ``start`` of each chunk of
-    ``axis``: ``into`` aliased to the result, written in place. ``shape``: ``into`` seen
-    as that shape (the same number of elements). ``after`` as for
-    :func:`fft_into_rows`. No autodiff or vmap rules of its own.
-    """
-    shape = tuple(into.shape if shape is None else shape)
-    ndim = len(shape)
-    if math.prod(shape) != into.size or piece.ndim != ndim + 1 or piece.dtype != into.dtype:
-        raise ValueError(f"a piece {piece.shape} {piece.dtype} cannot go into a block "
-                         f"{into.shape} {into.dtype} seen as {shape}")
-    width = piece.shape[1 + axis % ndim]
-    attrs = _chunk_geometry(shape, axis, chunks, start, start + width)
-    if piece.shape != chunk_piece_shape(shape, axis, chunks, width):
-        raise ValueError(f"a piece {piece.shape} does not fit chunks of axis {axis} of a "
-                         f"block {shape}")
-    return _chunk_call("pfft_put_chunks", (into, piece, *after), jax.typeof(into), attrs,
-                       {0: 0})
 
 
 def r2r_available(platform: str | None = None) -> bool:
