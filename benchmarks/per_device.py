@@ -31,7 +31,8 @@ For each configuration, in one run:
   ``outside_ms``: 0 where the windows cover every stage, blank for ``pipeline`` 1);
 - the memory the program needs, from ``compiled.memory_analysis()`` (arguments +
   outputs + temporaries), in blocks of its input: kept, and with the input donated
-  (``donate_argnums``, less what XLA aliases);
+  (``donate_argnums``, less what XLA aliases) to the program planned with
+  ``overwrite_x=True``, which may work in the input's buffer;
 - the agreement of the engines and pipelines (a strided sample of each output against
   the unpipelined ``xla`` engine's) and, for blocks up to ``--check-max-mib``, the
   error against numpy in float64 of the same block-level math (:func:`block_math`,
@@ -63,7 +64,7 @@ import time
 import traceback
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # what XLA may take of a GPU's memory (its default is 75 %): the largest blocks need it
 os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.95")
@@ -487,13 +488,16 @@ def exchange_bytes(core: PlanCore, transfers) -> list[int]:
     return list(total.values())
 
 
-def program(core: PlanCore, record: list | None = None):
+def program(core: PlanCore, record: list | None = None, overwrite_x: bool = False):
     """The per-device forward program of ``core``: ``f(block, live)``, ``live`` the
     stand-in's flag (pass ``True``). Tracing it sets ``record`` to the ``(shape,
-    dtype)`` of each transfer."""
+    dtype)`` of each transfer. ``overwrite_x``: as the plan option, the program may
+    work in its block's buffer (for a donated block)."""
+    transform = replace(core.transform, overwrite_x=overwrite_x)
+
     def forward(block, live):
-        with core.transform.transport.running(live) as transfers:
-            out = core.transform.apply(block, FORWARD)
+        with transform.transport.running(live) as transfers:
+            out = transform.apply(block, FORWARD)
         if record is not None:
             record[:] = transfers
         return out
@@ -519,7 +523,7 @@ def _lower(case: Case, device):
     case.fft_engines = ", ".join(per_stage(chain, windows, log, (LocalFFT, RealFFT)))
     with warnings.catch_warnings():                 # donated buffers of other shapes
         warnings.simplefilter("ignore")
-        donated = jax.jit(fn, donate_argnums=0).lower(*specs)
+        donated = jax.jit(program(case.core, overwrite_x=True), donate_argnums=0).lower(*specs)
     return kept, donated
 
 

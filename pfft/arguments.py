@@ -189,6 +189,14 @@ def check_dealiasing(padding, shape, axes, where: str):
     return fine, tuple((a, shape[a]) for a in axes if fine[a] != shape[a])
 
 
+def check_overwrite_x(overwrite_x, where: str) -> bool:
+    """A plan's ``overwrite_x``: whether its transforms may work in their input's
+    buffer (a bool)."""
+    if not isinstance(overwrite_x, (bool, np.bool_)):
+        raise TypeError(f"{where}: overwrite_x must be a bool, got {overwrite_x!r}")
+    return bool(overwrite_x)
+
+
 def check_pipeline(pipeline, where: str) -> int:
     """A plan's ``pipeline``: how many pieces each exchange's window is cut into (an
     integer, at least 1: 1 is no pipeline)."""

@@ -128,6 +128,8 @@ class Transform:
         JAX effects the transport's collectives carry (mpi4jax's ordered effect).
     pipeline
         Pieces each exchange's window is cut into (:mod:`pfft.pipeline`; 1: none).
+    overwrite_x
+        Whether the chain may work in its input's buffer (:func:`pfft.executor.run_chain`).
     """
 
     chain: Chain
@@ -140,6 +142,7 @@ class Transform:
     mesh_axes: frozenset = frozenset()
     effects: frozenset = frozenset()
     pipeline: int = 1
+    overwrite_x: bool = False
 
     @property
     def is_real(self) -> bool:
@@ -165,7 +168,7 @@ class Transform:
         return run_chain(block, self.chain_for(variant), inverse=variant.inverse,
                          scale=self.scale(variant.inverse), weighted=variant.weighted,
                          engine=self.engine, transport=self.transport,
-                         pipeline=self.pipeline)
+                         pipeline=self.pipeline, overwrite=self.overwrite_x)
 
     def out_type(self, aval, variant: Variant):
         """Local block shape and dtype of ``variant``'s output; the plan's mesh axes
@@ -231,7 +234,8 @@ class PlanCore:
 
     def __init__(self, shape, dtype, axes, norm, in_layout: Layout, *, kind: str, n: int | None,
                  spectrum: str, dealiased, engine, transport, mesh_axes=frozenset(),
-                 effects=frozenset(), kinds=None, orthogonalize=None, pipeline: int = 1):
+                 effects=frozenset(), kinds=None, orthogonalize=None, pipeline: int = 1,
+                 overwrite_x: bool = False):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
@@ -269,7 +273,7 @@ class PlanCore:
         self.transform = Transform(self.chain, self.dtype, norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
                                    engine, transport, frozenset(mesh_axes), frozenset(effects),
-                                   pipeline)
+                                   pipeline, overwrite_x)
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
 
@@ -477,6 +481,8 @@ class PlanCore:
         extra += f", engine {self.engine.name}"
         if self.transform.pipeline > 1:
             extra += f", pipeline {self.transform.pipeline}"
+        if self.transform.overwrite_x:
+            extra += ", overwrite_x"
         return (f"{name}({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
                 f"norm={self.norm!r}{extra}, {grid})")
 

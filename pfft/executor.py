@@ -72,11 +72,11 @@ def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
     return tuple(a for a in order if a not in last) + tail
 
 
-def _fft(block: Block, axes, inverse: bool, engine, first: bool) -> None:
+def _fft(block: Block, axes, inverse: bool, engine, inplace: bool) -> None:
     if engine.capabilities.strided:   # where the axes lie; the pending scale fused in
         pos = tuple(block.order.index(a) for a in axes)
         block.data = engine.fft(block.data, pos, inverse, scale=block.take_scale(),
-                                inplace=not first)
+                                inplace=inplace)
         return
     # a pending scale rides on the reorder if there is one, else stays pending
     # (FFTs are linear) until the next copy the chain makes anyway
@@ -308,7 +308,8 @@ class _Run:
     shape: list
     block_bytes: int          # the input block's: pfft.pieces decides by it
     pieces: bool              # whether exchanges may move pieces (pfft.pieces.enabled)
-    argument: object = None   # the chain's input array, never written over
+    argument: object = None   # the chain's input array
+    overwrite: bool = False   # whether the argument's buffer may be worked in
 
     def next(self, i: int):
         """The stage after stage ``i`` (``None`` after the last)."""
@@ -397,8 +398,9 @@ class _Step(NamedTuple):
 
 _STEPS: dict[type, _Step] = {
     LocalFFT: _Step(
-        _local_transform(lambda run, block, st, i: _fft(block, st.axes, run.inverse,
-                                                        run.engine, first=(i == 0))),
+        _local_transform(lambda run, block, st, i: _fft(
+            block, st.axes, run.inverse, run.engine,
+            inplace=i > 0 or run.overwrite)),
         natural=lambda st, shape, inverse: (inverse, math.prod(shape[a] for a in st.axes)),
         transforms=True),
     RealFFT: _Step(
@@ -502,11 +504,9 @@ def _rows_transform(run: _Run, st, order: tuple[int, ...], shape, axis: int):
 
 class _InPlace(NamedTuple):
     """How a window writes its pieces over the block it takes them from
-    (:func:`_in_place`): its exchange and, after it, its transform with that
-    transform's block axes."""
+    (:func:`_in_place`): its exchange, and the block axes of the transform after it."""
 
     exchange: Exchange
-    transform: LocalFFT
     positions: tuple[int, ...]
 
 
@@ -522,12 +522,14 @@ def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace
     of the axes after the cut axis (the same on both sides, as the block keeps its
     axis order), the runs whose index modulo the chunk size is in the piece's range.
 
-    Only a block a local transform made is written over: the chain's argument may
-    still be held by the caller, and a block a window joined (``joined``) was made
+    Only a block a local transform made is written over, or the chain's argument
+    where the chain may overwrite it (else the caller may still hold it, and XLA
+    would copy it first); not a block a window joined (``joined``): it was made
     while that window's input was still read, where a new block for this window's
     pieces can take the buffer of a dead (donated) argument instead.
     """
-    if (joined or block.data is run.argument or not run.engine.capabilities.rows
+    if (joined or (block.data is run.argument and not run.overwrite)
+            or not run.engine.capabilities.rows
             or window.stop - window.start != 2 or window.chunks < 2
             or not window.chunked_at_start):
         return None
@@ -545,7 +547,7 @@ def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace
     positions = tuple(order.index(a) for a in transform.axes)
     if not run.engine.rows_for(positions, tuple(piece), pos_s):
         return None
-    return _InPlace(exchange, transform, positions)
+    return _InPlace(exchange, positions)
 
 
 def _run_window_in_place(run: _Run, block: Block, window: Window, how: _InPlace) -> None:
@@ -663,7 +665,7 @@ def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -
 
 def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
               weighted: bool = False, engine=xla_engine, transport=xla_transport,
-              pipeline: int = 1) -> jax.Array:
+              pipeline: int = 1, overwrite: bool = False) -> jax.Array:
     """Apply ``chain`` to the local block ``x`` (numpy axis order in and out).
 
     ``scale`` multiplies the result; it is applied inside the first copy that the
@@ -674,6 +676,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     block in numpy's axis order throughout. ``pipeline > 1`` cuts the stages around
     each exchange into that many pieces where some axis allows
     (:func:`pfft.pipeline.pipelined`); such a chain does not move pieces.
+    ``overwrite``: the chain may work in ``x``'s buffer (its first FFT in place, a
+    window written over it); else ``x`` is only read.
     """
     chain, windows = pipelined(chain, pipeline)
     starts = {w.start: w for w in windows}
@@ -682,7 +686,8 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     run = _Run(tuple(chain.stages), inverse, weighted, engine, transport,
                chain.in_layout.balanced, list(chain.in_layout.shape),
                x.size * x.dtype.itemsize,
-               pieces_path.enabled(engine, transport) and not windows, argument=x)
+               pieces_path.enabled(engine, transport) and not windows,
+               argument=x, overwrite=overwrite)
     if run.pieces and run.balanced:  # pragma: no cover - a defect: pieces are ceil-sized
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
     # the chain in runs: each window on its pieces, the stages between windows as they are

@@ -19,7 +19,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from . import settings
-from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_pipeline
+from .arguments import (NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_overwrite_x,
+                        check_pipeline)
 from .autodiff import BACKWARD, FORWARD, Variant
 from .core import PlanCore
 from .engines.choice import engine_for_plan
@@ -87,7 +88,7 @@ class Plan(PlanCore):
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
                  dealiased: tuple[tuple[int, int], ...] = (), engine: str = "auto",
                  fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None,
-                 pipeline: int = 1):
+                 pipeline: int = 1, overwrite_x: bool = False):
         self.mesh = mesh
         self.mesh_shape = in_layout.mesh_shape
         devices = _devices_of(mesh)
@@ -96,7 +97,8 @@ class Plan(PlanCore):
                          engine=engine_for_plan(engine, devices, fuse_exchanges),
                          transport=xla_transport,
                          mesh_axes=frozenset(m for m, _ in self.mesh_shape),
-                         kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline)
+                         kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline,
+                         overwrite_x=overwrite_x)
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
         self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
@@ -315,18 +317,19 @@ def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "
              n: int | None = None, spectrum: str = "numpy", dealiased=(),
              engine: str | None = None, fuse_exchanges: bool | str = "auto",
              kinds: tuple[str, ...] | None = None, orthogonalize: bool | None = None,
-             pipeline: int = 1) -> Plan:
+             pipeline: int = 1, overwrite_x: bool = False) -> Plan:
     """The cached plan for these arguments (made on first use)."""
     engine = (engine or settings.engine()).lower()
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
     pipeline = check_pipeline(pipeline, "pfft.plan")
+    overwrite_x = check_overwrite_x(overwrite_x, "pfft.plan")
     kinds = None if kinds is None else tuple(kinds)
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
            tuple(dealiased), engine, fuse_exchanges, kinds,
-           None if kinds is None else orthogonalize, pipeline)
+           None if kinds is None else orthogonalize, pipeline, overwrite_x)
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
                                                 dealiased=tuple(dealiased), engine=engine,
                                                 fuse_exchanges=fuse_exchanges, kinds=kinds,
                                                 orthogonalize=orthogonalize,
-                                                pipeline=pipeline))
+                                                pipeline=pipeline, overwrite_x=overwrite_x))

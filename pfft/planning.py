@@ -27,7 +27,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
          padding: float = 1.0, tune: str | None = None, engine: str | None = None,
          fuse_exchanges: bool | str = "auto", kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None, pipeline: int = 1) -> Plan:
+         orthogonalize: bool | None = None, pipeline: int = 1,
+         overwrite_x: bool = False) -> Plan:
     """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
     (and its inverse) for arrays of one shape.
 
@@ -93,6 +94,13 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         pieces where they lie) and the pieces' launches are smaller, so it pays only
         where the exchanges take a good part of the time (see ``docs/gpu.md``). No exchange of pieces (``fuse_exchanges``) in a
         pipelined chain. Part of the plan's cache key.
+    overwrite_x
+        As scipy's: ``True`` lets the transforms work in their input's buffer (the
+        first FFT in place, a window's pieces written over the block they came from).
+        The values are the same (JAX arrays are never changed): where the input is dead
+        after the call (donated to ``jax.jit``, or a temporary inside it) a device
+        then needs a block less, where it is still live XLA copies it first (one pass
+        over the block). Default ``False``. Part of the plan's cache key.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
@@ -139,7 +147,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         layout = default_layout(shape, axes, mesh_shape)
     return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
                     dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline)
+                    kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline,
+                    overwrite_x=overwrite_x)
 
 
 def _layout_of_sharding(in_sharding, shape, mesh, mesh_shape) -> Layout:

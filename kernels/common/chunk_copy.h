@@ -26,11 +26,13 @@ struct ChunkCopy {
   long long RunBytes() const { return width * inner; }
 };
 
-// Fills `g` for a block of `block_bytes` and a piece of `piece_bytes`; an error message,
-// empty where the geometry is consistent.
-inline std::string MakeChunkCopy(long long block_bytes, long long piece_bytes, int64_t outer,
-                                 int64_t chunks, int64_t chunk, int64_t start, int64_t width,
-                                 ChunkCopy &g) {
+// Fills `g` for a block of `block_bytes` and a piece of `piece_bytes` (`same_type`:
+// whether the two hold one element type); an error message, empty where the geometry is
+// consistent.
+inline std::string MakeChunkCopy(bool same_type, long long block_bytes, long long piece_bytes,
+                                 int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
+                                 int64_t width, ChunkCopy &g) {
+  if (!same_type) return "the piece's type is not the block's";
   if (outer < 1 || chunks < 1 || chunk < 1 || width < 0 || start < 0 || start + width > chunk)
     return "points " + std::to_string(start) + ".." + std::to_string(start + width) +
            " of chunks of " + std::to_string(chunk) + " (" + std::to_string(chunks) +

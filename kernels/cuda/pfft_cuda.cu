@@ -502,12 +502,10 @@ ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuf
 ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
                              ffi::Result<ffi::AnyBuffer> piece, int64_t outer, int64_t chunks,
                              int64_t chunk, int64_t start, int64_t width) {
-  if (piece->element_type() != block.element_type())
-    return ffi::Error::InvalidArgument("pfft chunks: the piece's type is not the block's");
   pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(static_cast<long long>(block.size_bytes()),
-                                        static_cast<long long>(piece->size_bytes()), outer,
-                                        chunks, chunk, start, width, g);
+  std::string err = pfft::MakeChunkCopy(
+      piece->element_type() == block.element_type(), static_cast<long long>(block.size_bytes()),
+      static_cast<long long>(piece->size_bytes()), outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
   if (g.RunBytes() == 0) return ffi::Error::Success();
   const char *src = static_cast<const char *>(block.untyped_data());

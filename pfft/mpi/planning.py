@@ -24,7 +24,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
          tune: str | None = None, engine=None, fuse_exchanges: bool | str = "auto",
          kinds: Sequence[str] | None = None, orthogonalize: bool | None = None,
-         pipeline: int = 1) -> MPIPlan:
+         pipeline: int = 1, overwrite_x: bool = False) -> MPIPlan:
     """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
     (and its inverse) over MPI ranks.
 
@@ -76,6 +76,8 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         As for :func:`pfft.plan`: each exchange's window cut into that many pieces
         (the values are the same; mpi4jax's collectives run in order, so the pieces'
         transfers do not overlap their FFTs, but the windows run as on one process).
+    overwrite_x
+        As for :func:`pfft.plan`.
     kinds
         The transform along each axis of ``axes``, as for :func:`pfft.plan`:
         ``"fft"``, ``"rfft"`` (at most one, the halved axis), ``"dct1"`` ...
@@ -112,7 +114,8 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
                            orthogonalize=orthogonalize)
     return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
                     dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline)
+                    kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline,
+                    overwrite_x=overwrite_x)
 
 
 def _tuned_grid(shape, dtype, grid: ProcessGrid, *, kind: str, axes, norm: str,
