@@ -72,11 +72,14 @@ def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
     return tuple(a for a in order if a not in last) + tail
 
 
-def _fft(block: Block, axes, inverse: bool, engine, inplace: bool) -> None:
+def _fft(block: Block, axes, inverse: bool, engine, inplace: bool,
+         overwrite: bool = False) -> None:
+    """A complex transform over ``axes``: in place where ``inplace`` (its input dead
+    after it), on a kernel that can where ``overwrite`` (the plan's ``overwrite_x``)."""
     if engine.capabilities.strided:   # where the axes lie; the pending scale fused in
         pos = tuple(block.order.index(a) for a in axes)
         block.data = engine.fft(block.data, pos, inverse, scale=block.take_scale(),
-                                inplace=inplace)
+                                inplace=inplace, prefer_inplace=overwrite)
         return
     # a pending scale rides on the reorder if there is one, else stays pending
     # (FFTs are linear) until the next copy the chain makes anyway
@@ -400,7 +403,7 @@ _STEPS: dict[type, _Step] = {
     LocalFFT: _Step(
         _local_transform(lambda run, block, st, i: _fft(
             block, st.axes, run.inverse, run.engine,
-            inplace=i > 0 or run.overwrite)),
+            inplace=i > 0 or run.overwrite, overwrite=run.overwrite)),
         natural=lambda st, shape, inverse: (inverse, math.prod(shape[a] for a in st.axes)),
         transforms=True),
     RealFFT: _Step(

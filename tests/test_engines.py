@@ -448,10 +448,11 @@ def test_cufft_plan_cache_calls_need_the_gpu_kernels():
 def test_per_stage_engine_routes_each_transform_and_matches_numpy():
     """The GPU's ``engine="auto"`` sends a transform over the innermost axes (the halved
     one last) to ``lax.fft`` where its ``1/n`` is the factor asked for or it scales
-    nothing, one the native kernel does in one launch per plan (nothing before or after
-    each run of axes) to the kernel, and any other (a middle axis) to ``lax.fft``
-    with its transposes; here the CPU kernels stand in for cuFFT. Each call gives numpy's
-    values (float64) times its scale."""
+    nothing (unless it should run in place: the plan may overwrite its input), one the
+    native kernel does in one launch per plan (nothing before or after each run of
+    axes) to the kernel, and any other (a middle axis) to ``lax.fft`` with its
+    transposes; here the CPU kernels stand in for cuFFT. Each call gives numpy's values
+    (float64) times its scale."""
     eng = choice.PerStageEngine(native, 1, "cpu", False)
     rng = np.random.default_rng(10)
     x = random_array(rng, (6, 5, 4), np.complex128)
@@ -473,6 +474,13 @@ def test_per_stage_engine_routes_each_transform_and_matches_numpy():
         (lambda a: eng.rfft(a.real, (2, 1)), np.fft.rfftn(r, axes=(2, 1)), "xla"),
         (lambda a: eng.rfft(a.real, (0, 1), inverse=True),
          np.conj(np.fft.rfftn(r, axes=(0, 1))), "xla"),
+        # where the plan may overwrite its input a tie goes to the kernel that can
+        (lambda a: eng.fft(a, (1, 2), False, inplace=True, prefer_inplace=True),
+         np.fft.fftn(x, axes=(1, 2)), "native"),
+        (lambda a: eng.fft(a, (1, 2), False, prefer_inplace=True),
+         np.fft.fftn(x, axes=(1, 2)), "xla"),
+        (lambda a: eng.fft(a, (1,), False, inplace=True, prefer_inplace=True),
+         np.fft.fft(x, axis=1), "xla"),
     ]
     for call, want, engine in cases:
         with eng.recording() as log:

@@ -138,7 +138,7 @@ class BoundEngine:
     def fft_pieces_pair(self, pieces, axes, ns, **kw):
         return self.module.fft_pieces_pair(pieces, axes, ns, nthreads=self.nthreads, **kw)
 
-    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False, prefer_inplace=False):
         return self.module.fft(x, axes, inverse, scale=scale, inplace=inplace,
                                nthreads=self.nthreads)
 
@@ -186,7 +186,8 @@ class PerStageEngine(BoundEngine):
     XLA's transposes: XLA runs it. Scaling decides a tie: ``lax.fft``'s inverse applies
     ``1/n`` in a pass of its own, the native kernel the factor asked for (none for 1), so
     an inverse transform over the innermost axes goes to XLA only where that factor is
-    ``1/n``.
+    ``1/n``. Where the plan may overwrite its input (``overwrite_x``), a tie goes to
+    the native kernel, which transforms in place (``lax.fft`` writes a new buffer).
 
     Like the native engine, every call returns the unnormalised transform times
     ``scale`` (:attr:`natural_scale` is 1) and keeps numpy's axis order (strided).
@@ -200,16 +201,18 @@ class PerStageEngine(BoundEngine):
         self._recording = threading.local()     # a list while this thread records
 
     def route(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
-              scales_inverse: bool, scale: float, n: int) -> ModuleType:
+              scales_inverse: bool, scale: float, n: int,
+              in_place: bool = False) -> ModuleType:
         """The engine for a transform over block axes ``positions`` (``real``: the last
         is the halved axis) of a block of ``shape``: ``scales_inverse`` for the
-        transforms ``lax.fft`` scales by ``1/n`` (inverse complex, complex-to-real).
-        Recorded (:meth:`recording`)."""
+        transforms ``lax.fft`` scales by ``1/n`` (inverse complex, complex-to-real);
+        ``in_place``: the transform should run in its input's buffer. Recorded
+        (:meth:`recording`)."""
         ndim, k = len(shape), len(positions)
         trailing = (0 < k <= 3 and sorted(positions) == list(range(ndim - k, ndim))
                     and positions[-1] == ndim - 1)
         unscaled_tie = not scales_inverse or math.isclose(scale * n, 1.0, rel_tol=1e-12)
-        if trailing and unscaled_tie:
+        if trailing and unscaled_tie and not in_place:
             engine = xla
         else:
             engine = self.module if _one_launch_each(positions, shape, real) else xla
@@ -226,11 +229,11 @@ class PerStageEngine(BoundEngine):
         finally:
             self._recording.log = None
 
-    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False, prefer_inplace=False):
         axes = tuple(a % x.ndim for a in axes)
         n = math.prod(x.shape[a] for a in axes)
-        if self.route(axes, x.shape, real=False, scales_inverse=inverse, scale=scale,
-                      n=n) is not xla:
+        if self.route(axes, x.shape, real=False, scales_inverse=inverse, scale=scale, n=n,
+                      in_place=inplace and prefer_inplace) is not xla:
             return super().fft(x, axes, inverse, scale=scale, inplace=inplace)
         y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
              else (jnp.fft.ifftn if inverse else jnp.fft.fftn)(x, axes=axes))

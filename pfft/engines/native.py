@@ -312,7 +312,8 @@ _c2r.defvjp(_c2r_fwd, _c2r_bwd)
 
 
 def fft(x: jax.Array, axes: int | Sequence[int], inverse: bool = False, *,
-        scale: float = 1.0, inplace: bool = False, nthreads: int | None = None) -> jax.Array:
+        scale: float = 1.0, inplace: bool = False, nthreads: int | None = None,
+        prefer_inplace: bool = False) -> jax.Array:
     """Complex FFT of ``x`` over ``axes`` (any axes, any order), unnormalised.
 
     Parameters
@@ -329,6 +330,9 @@ def fft(x: jax.Array, axes: int | Sequence[int], inverse: bool = False, *,
         Alias output to input so a donated or dead input is transformed in place.
     nthreads : int, optional
         CPU threads for this call (see :func:`num_threads`).
+    prefer_inplace : bool
+        The executor's hint that working in the input's buffer pays (an engine choosing
+        between kernels picks one that can); this kernel always can: no effect.
 
     Returns
     -------
