@@ -555,12 +555,6 @@ def chunk_piece_shape(shape, axis: int, chunks: int, width: int) -> tuple[int, .
     return (chunks,) + tuple(shape[:axis]) + (width,) + tuple(shape[axis + 1:])
 
 
-def _chunk_call(target: str, operands, out_type, attrs: dict, aliases):
-    call = lambda *ops: jax.ffi.ffi_call(target, out_type, input_output_aliases=aliases)(
-        *ops, **attrs)
-    return _on_platform({p: call for p in _platforms(operands[0])}, *operands)
-
-
 def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int) -> jax.Array:
     """Points ``start..stop`` of each of the ``chunks`` equal chunks of ``axis`` of
     ``x``, as one array with the chunk axis first (:func:`chunk_piece_shape`):
@@ -573,7 +567,10 @@ def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int) -> 
     """
     attrs = _chunk_geometry(x.shape, axis, chunks, start, stop)
     out = jax.typeof(x).update(shape=chunk_piece_shape(x.shape, axis, chunks, stop - start))
-    return _chunk_call("pfft_take_chunks", (x,), out, attrs, None)
+
+    def call(a):
+        return jax.ffi.ffi_call("pfft_take_chunks", out)(a, **attrs)
+    return _on_platform({p: call for p in _platforms(x)}, x)
 
 
 def r2r_available(platform: str | None = None) -> bool:
