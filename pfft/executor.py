@@ -532,13 +532,12 @@ def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace
     pieces can take the buffer of a dead (donated) argument instead.
     """
     if (joined or (block.data is run.argument and not run.overwrite)
-            or not run.engine.capabilities.rows
             or window.stop - window.start != 2 or window.chunks < 2
             or not window.chunked_at_start):
         return None
     exchange, transform = run.stages[window.start], run.stages[window.stop - 1]
-    if not (isinstance(exchange, Exchange) and type(transform) is LocalFFT
-            and window.chunks == exchange.size and window.axis == exchange.scatter):
+    if not (isinstance(exchange, Exchange) and window.chunks == exchange.size
+            and window.axis == exchange.scatter):
         return None
     shape, order = block.data.shape, block.order
     p, pos_s, pos_g = exchange.size, order.index(exchange.scatter), order.index(exchange.gather)
@@ -547,10 +546,8 @@ def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace
     piece = list(shape)              # the widest piece, after the exchange
     piece[0] *= p
     piece[pos_s] = -(-shape[pos_s] // p // window.pieces)
-    positions = tuple(order.index(a) for a in transform.axes)
-    if not run.engine.rows_for(positions, tuple(piece), pos_s):
-        return None
-    return _InPlace(exchange, positions)
+    positions = _rows_transform(run, transform, order, piece, window.axis)
+    return None if positions is None else _InPlace(exchange, positions)
 
 
 def _run_window_in_place(run: _Run, block: Block, window: Window, how: _InPlace) -> None:

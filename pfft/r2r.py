@@ -14,10 +14,9 @@ import operator
 from typing import Sequence
 
 import jax
-import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import check_orthogonalize, normalize_axes, r2r_dtype
+from .arguments import check_orthogonalize, check_overwrite_x, normalize_axes, r2r_dtype
 from .inputs import as_array, prepare, resize, start_layout
 from .inverse import inverse as run_inverse
 from .plan import get_plan
@@ -39,8 +38,7 @@ def _check_type(type, family: str, where: str) -> int:
 def _check_extras(overwrite_x, workers, where: str) -> None:
     """scipy's ``overwrite_x`` and ``workers`` are accepted and have no effect (JAX
     arrays are immutable; pfft's engine chooses its threads)."""
-    if not isinstance(overwrite_x, (bool, np.bool_)):
-        raise TypeError(f"{where}: overwrite_x must be a bool, got {overwrite_x!r}")
+    check_overwrite_x(overwrite_x, where)
     if workers is not None:
         try:
             w = operator.index(workers)
