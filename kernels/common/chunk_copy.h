@@ -13,17 +13,29 @@
 
 namespace pfft {
 
+// One strided copy: `height` runs of `width` bytes, run r from src + r * src_pitch to
+// dst + r * dst_pitch (offsets in bytes; cudaMemcpy2D's terms).
+struct Copy2D {
+  long long dst = 0, dst_pitch = 0, src = 0, src_pitch = 0, width = 0, height = 0;
+};
+
 struct ChunkCopy {
   long long outer = 0, chunks = 0, chunk = 0, start = 0, width = 0, inner = 0;  // inner: bytes
 
-  // The byte offset of run (j, o) in the block and in the piece.
-  long long BlockOffset(long long j, long long o) const {
-    return ((o * chunks + j) * chunk + start) * inner;
+  // Chunk j's part of the piece as one strided copy: its `outer` runs, one a point of
+  // the axes before the chunked axis, each `width * inner` bytes, contiguous in the
+  // piece and a whole axis apart in the block. Both libraries copy exactly these (the
+  // CPU run by run, the GPU one cudaMemcpy2DAsync a chunk).
+  Copy2D Chunk(long long j) const {
+    Copy2D c;
+    c.width = width * inner;
+    c.height = outer;
+    c.dst = j * outer * c.width;
+    c.dst_pitch = c.width;
+    c.src = (j * chunk + start) * inner;
+    c.src_pitch = chunks * chunk * inner;
+    return c;
   }
-  long long PieceOffset(long long j, long long o) const {
-    return (j * outer + o) * width * inner;
-  }
-  long long RunBytes() const { return width * inner; }
 };
 
 // Fills `g` for a block of `block_bytes` and a piece of `piece_bytes` (`same_type`:

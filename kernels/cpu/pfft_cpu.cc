@@ -284,10 +284,12 @@ ffi::Error TakeChunksImpl(ffi::AnyBuffer block, ffi::Result<ffi::AnyBuffer> piec
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
   const char *src = static_cast<const char *>(block.untyped_data());
   char *out = static_cast<char *>(piece->untyped_data());
-  size_t run = static_cast<size_t>(g.RunBytes());
-  for (long long j = 0; j < g.chunks; ++j)
-    for (long long o = 0; o < g.outer; ++o)
-      std::memcpy(out + g.PieceOffset(j, o), src + g.BlockOffset(j, o), run);
+  for (long long j = 0; j < g.chunks; ++j) {
+    pfft::Copy2D c = g.Chunk(j);
+    for (long long r = 0; r < c.height; ++r)
+      std::memcpy(out + c.dst + r * c.dst_pitch, src + c.src + r * c.src_pitch,
+                  static_cast<size_t>(c.width));
+  }
   return ffi::Error::Success();
 }
 

@@ -507,14 +507,15 @@ ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
       piece->element_type() == block.element_type(), static_cast<long long>(block.size_bytes()),
       static_cast<long long>(piece->size_bytes()), outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
-  if (g.RunBytes() == 0) return ffi::Error::Success();
+  if (g.width == 0) return ffi::Error::Success();
   const char *src = static_cast<const char *>(block.untyped_data());
   char *out = static_cast<char *>(piece->untyped_data());
-  size_t run = static_cast<size_t>(g.RunBytes());
-  size_t block_pitch = static_cast<size_t>(g.chunks * g.chunk * g.inner);
   for (long long j = 0; j < g.chunks; ++j) {
-    cudaError_t e = cudaMemcpy2DAsync(out + g.PieceOffset(j, 0), run, src + g.BlockOffset(j, 0),
-                                      block_pitch, run, g.outer, cudaMemcpyDeviceToDevice,
+    pfft::Copy2D c = g.Chunk(j);
+    cudaError_t e = cudaMemcpy2DAsync(out + c.dst, static_cast<size_t>(c.dst_pitch),
+                                      src + c.src, static_cast<size_t>(c.src_pitch),
+                                      static_cast<size_t>(c.width),
+                                      static_cast<size_t>(c.height), cudaMemcpyDeviceToDevice,
                                       stream);
     if (e != cudaSuccess)
       return ffi::Error::Internal(std::string("pfft chunks: ") + cudaGetErrorString(e));
