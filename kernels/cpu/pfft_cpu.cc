@@ -44,6 +44,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../common/chunk_copy.h"
@@ -106,22 +107,19 @@ void C2C(const void *in, const Layout &li, void *out, const Layout &lo, const Sh
   ducc0::c2c(src, dst, axes, forward, static_cast<T>(scale), nthreads);
 }
 
-template <typename T>
-void R2C(const void *in, void *out, const Layout &li, const Layout &lo, const Shape &axes,
-         bool forward, double scale, size_t nthreads) {
+// A real transform: real `in` to complex `out` (kToComplex), else complex to real
+template <typename T, bool kToComplex>
+void Real(const void *in, void *out, const Layout &li, const Layout &lo, const Shape &axes,
+          bool forward, double scale, size_t nthreads) {
   using C = std::complex<T>;
-  ducc0::cfmav<T> src(static_cast<const T *>(in), li.shape, li.strides);
-  ducc0::vfmav<C> dst(static_cast<C *>(out), lo.shape, lo.strides);
-  ducc0::r2c(src, dst, axes, forward, static_cast<T>(scale), nthreads);
-}
-
-template <typename T>
-void C2R(const void *in, void *out, const Layout &li, const Layout &lo, const Shape &axes,
-         bool forward, double scale, size_t nthreads) {
-  using C = std::complex<T>;
-  ducc0::cfmav<C> src(static_cast<const C *>(in), li.shape, li.strides);
-  ducc0::vfmav<T> dst(static_cast<T *>(out), lo.shape, lo.strides);
-  ducc0::c2r(src, dst, axes, forward, static_cast<T>(scale), nthreads);
+  using In = std::conditional_t<kToComplex, T, C>;
+  using Out = std::conditional_t<kToComplex, C, T>;
+  ducc0::cfmav<In> src(static_cast<const In *>(in), li.shape, li.strides);
+  ducc0::vfmav<Out> dst(static_cast<Out *>(out), lo.shape, lo.strides);
+  if constexpr (kToComplex)
+    ducc0::r2c(src, dst, axes, forward, static_cast<T>(scale), nthreads);
+  else
+    ducc0::c2r(src, dst, axes, forward, static_cast<T>(scale), nthreads);
 }
 
 ffi::Error C2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
@@ -180,11 +178,9 @@ ffi::Error RealImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   void *out = y->untyped_data();
   try {
     if (rt == ffi::DataType::F32 && ct == ffi::DataType::C64) {
-      if (kToComplex) R2C<float>(in, out, li, lo, ax, forward, scale, nt);
-      else C2R<float>(in, out, li, lo, ax, forward, scale, nt);
+      Real<float, kToComplex>(in, out, li, lo, ax, forward, scale, nt);
     } else if (rt == ffi::DataType::F64 && ct == ffi::DataType::C128) {
-      if (kToComplex) R2C<double>(in, out, li, lo, ax, forward, scale, nt);
-      else C2R<double>(in, out, li, lo, ax, forward, scale, nt);
+      Real<double, kToComplex>(in, out, li, lo, ax, forward, scale, nt);
     } else {
       return ffi::Error::InvalidArgument(
           std::string(name) + (kToComplex ? "float32->complex64 or float64->complex128"
