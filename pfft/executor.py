@@ -42,6 +42,20 @@ class Block:
         self.data = data
         self.order = tuple(order)
         self.scale = 1.0            # pending factor, applied inside the next copy
+        self.view = None            # the block's shape where ``data`` keeps another one
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The block's shape (its axes in physical order)."""
+        return self.data.shape if self.view is None else self.view
+
+    def settle(self) -> None:
+        """``data`` in the block's shape. A window that wrote its pieces over its input
+        leaves the block in the input's shape (:attr:`view` the block's): a reshape
+        between that window's writes and the next window's over the same buffer would
+        cost XLA a copy of the block; any other step reshapes it first."""
+        if self.view is not None:
+            self.data, self.view = self.data.reshape(self.view), None
 
     def take_scale(self) -> float:
         """The pending factor, for an engine that fuses it into its transform."""
@@ -450,6 +464,7 @@ def _natural_scale(chain: Chain, inverse: bool, engine) -> float:
 def _run_stages(run: _Run, block: Block, start: int, stop: int) -> None:
     """Stages ``start`` to ``stop - 1``, each by its kind's step, except DCT/DST stages
     in a row that run as one group (:func:`_r2r_group`)."""
+    block.settle()
     i = start
     while i < stop:
         if run.pieces and block.order != tuple(range(len(block.order))):  # pragma: no cover
@@ -513,7 +528,8 @@ class _InPlace(NamedTuple):
     positions: tuple[int, ...]
 
 
-def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace | None:
+def _in_place(run: _Run, block: Block, window: Window,
+              concatenated: bool) -> _InPlace | None:
     """Whether ``window`` can run over its own input block, and how.
 
     The form that qualifies: an exchange then a transform, cut within the chunks of the
@@ -525,13 +541,9 @@ def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace
     of the axes after the cut axis (the same on both sides, as the block keeps its
     axis order), the runs whose index modulo the chunk size is in the piece's range.
 
-    Only a block a local transform made is written over, or the chain's argument
-    where the chain may overwrite it (else the caller may still hold it, and XLA
-    would copy it first); not a block a window joined (``joined``): it was made
-    while that window's input was still read, where a new block for this window's
-    pieces can take the buffer of a dead (donated) argument instead.
+    Where :func:`_may_write_over` allows.
     """
-    if (joined or (block.data is run.argument and not run.overwrite)
+    if (not _may_write_over(run, block, concatenated)
             or window.stop - window.start != 2 or window.chunks < 2
             or not window.chunked_at_start):
         return None
@@ -539,7 +551,7 @@ def _in_place(run: _Run, block: Block, window: Window, joined: bool) -> _InPlace
     if not (isinstance(exchange, Exchange) and window.chunks == exchange.size
             and window.axis == exchange.scatter):
         return None
-    shape, order = block.data.shape, block.order
+    shape, order = block.shape, block.order
     p, pos_s, pos_g = exchange.size, order.index(exchange.scatter), order.index(exchange.gather)
     if pos_g != 0 or shape[pos_s] % p or gathered_extent(exchange, run.shape) != p * shape[0]:
         return None                  # the gathered axis not outermost, or padded or cropped
@@ -562,11 +574,12 @@ def _run_window_in_place(run: _Run, block: Block, window: Window, how: _InPlace)
     run beside piece ``m - 1``'s transform."""
     p = how.exchange.size
     pos = block.order.index(window.axis)
-    end_shape = list(block.data.shape)
+    start_shape = block.shape
+    end_shape = list(start_shape)
     end_shape[0] *= p
     end_shape[pos] //= p
     q, r = divmod(end_shape[pos], window.pieces)
-    joined = block.data                             # in its start shape throughout
+    joined = block.data                             # in the shape it came in throughout
     pending, lo = None, 0                           # the piece received last, its start
 
     def write(received, start: int, after=()):
@@ -577,16 +590,34 @@ def _run_window_in_place(run: _Run, block: Block, window: Window, how: _InPlace)
 
     for k in range(window.pieces):
         hi = lo + q + (k < r)
-        send = run.engine.take_chunks(joined, pos, p, lo, hi)
+        send = run.engine.take_chunks(joined, pos, p, lo, hi, shape=start_shape)
         if pending is not None:
             joined = write(*pending, after=(send,))
         pending = (run.transport.all_to_all(send, how.exchange.mesh_axis), lo)
         lo = hi
     joined = write(*pending)
-    block.data, block.scale = joined.reshape(end_shape), 1.0
+    block.data, block.scale, block.view = joined, 1.0, tuple(end_shape)
 
 
-def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -> None:
+def _may_write_over(run: _Run, block: Block, concatenated: bool = False) -> bool:
+    """Whether a window may write its pieces over its input block: a block the chain
+    made, or the chain's argument where the chain may overwrite it (else the caller
+    may still hold it, and XLA would copy it first).
+
+    A block a window joined its pieces into is written over too: the chain's input
+    kept, that holds the transform in two blocks (not three). Where the input is a
+    donated argument that the chain may not overwrite, it costs the block the input's
+    buffer would have given to a new one (jit aliases that buffer to the output, and
+    XLA copies the result there): ``overwrite_x=True`` is then the way to one block.
+    Not a block a window concatenated from its pieces (``concatenated``): it was made
+    with every piece held, and a new block for the next window's pieces costs no more
+    (measured)."""
+    if concatenated:
+        return False
+    return block.data is not run.argument or run.overwrite
+
+
+def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = False) -> bool:
     """Stages ``window.start`` to ``window.stop - 1`` on each of ``window.pieces``
     pieces of the block cut along ``window.axis`` (within its chunks where the window
     says so), the pieces joined again afterwards (:mod:`pfft.pipeline`).
@@ -596,15 +627,24 @@ def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -
     stage is a transform the engine runs on rows where they lie, each piece's first
     stage reads its rows from the whole block (no cut); where it holds one chunk at the
     end and the last stage is such a transform, each piece's last stage writes its rows
-    into the joined block (no join). Where :func:`_in_place` allows, the pieces go
-    over the block they are read from instead (:func:`_run_window_in_place`);
-    ``joined``: the block is the previous window's joined block.
+    into the joined block (no join). Where both, piece ``m - 1`` is written once piece
+    ``m`` has been read (the write waits for it), and piece ``m + 1`` read once piece
+    ``m - 1`` is written: piece ``m``'s exchange runs beside both, and no more pieces
+    than that are held at a time. Where the pieces are planes of the outermost axis read and
+    written so, and a block's planes hold as many elements at the end as at the start,
+    the pieces are written over the block they are read from (each over the planes it
+    came from; :func:`_may_write_over`), which XLA then does in place. Where
+    :func:`_in_place` allows, a window cut within its exchange's chunks goes over its
+    block too (:func:`_run_window_in_place`). ``concatenated``: the block is one a
+    window concatenated from its pieces. Returns whether this one did.
     """
     run.assemble(block)
-    how = _in_place(run, block, window, joined)
+    how = _in_place(run, block, window, concatenated)
     if how is not None:
         _run_window_in_place(run, block, window, how)
-        return
+        return False
+    writable = _may_write_over(run, block, concatenated)
+    block.settle()
     axis = window.axis
     pos = block.order.index(axis)
     chunks_in = window.chunks if window.chunked_at_start else 1
@@ -618,6 +658,8 @@ def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -
     first, last = run.stages[window.start], run.stages[window.stop - 1]
     whole = run.shape[axis]
     parts, joined, writes_rows = [], None, None
+    over = None                 # whether the pieces go over the block (first piece decides)
+    pending = None              # the last piece's write, made once the next is read
     for lo, hi in bounds:
         sub = replace(run, shape=list(run.shape))
         if window.chunks > 1:         # the piece's logical extent, for its exchange
@@ -628,13 +670,19 @@ def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -
         reads = (_rows_transform(run, first, block.order, piece, axis)
                  if chunks_in == 1 else None)
         if reads is not None:
-            part = Block(run.engine.fft_of_rows(block.data, reads, run.inverse, axis=pos,
-                                                start=lo, stop=hi, scale=block.scale),
+            source = joined if over else block.data
+            wait = () if over or joined is None else (joined,)
+            part = Block(run.engine.fft_of_rows(source, reads, run.inverse, axis=pos,
+                                                start=lo, stop=hi, scale=block.scale,
+                                                after=wait),
                          block.order)
             start += 1
         else:
             part = Block(_take_piece(block.data, pos, lo, hi, chunks_in), block.order)
             part.scale = block.scale
+        if pending is not None:
+            joined = pending(after=(part.data,))
+            pending = None
         if chunks_out == 1 and start < stop and writes_rows is not False:
             _run_stages(sub, part, start, stop - 1)
             at_end = part.order.index(axis)
@@ -643,17 +691,34 @@ def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -
             if writes_rows is not None:
                 shape = list(part.data.shape)
                 shape[at_end] = extent
-                joined = run.engine.fft_into_rows(joined, part.data, writes_rows, run.inverse,
-                                                  axis=at_end, start=lo, shape=shape,
-                                                  scale=part.take_scale())
+                if over is None:
+                    over = (reads is not None and pos == 0 and at_end == 0
+                            and math.prod(shape) == block.data.size
+                            and part.data.dtype == block.data.dtype
+                            and writable)
+                    joined = block.data if over else None
+
+                def write(after=(), into=joined, data=part.data, lo=lo, shape=shape,
+                          scale=part.take_scale()):
+                    return run.engine.fft_into_rows(into, data, writes_rows, run.inverse,
+                                                    axis=at_end, start=lo, shape=shape,
+                                                    scale=scale, after=after)
+                if over or reads is not None:
+                    pending = write
+                else:
+                    joined = write()
                 continue
             writes_rows = False
             _run_stages(sub, part, stop - 1, stop)
         else:
             _run_stages(sub, part, start, stop)
         parts.append(part)
+    if pending is not None:
+        joined = pending()
     if joined is not None:
         block.data, block.order, block.scale = joined, part.order, 1.0
+        if over:
+            block.view = tuple(shape)
     else:
         # every piece ran the same steps: the same order and pending factor
         block.order, block.scale = parts[0].order, parts[0].scale
@@ -661,6 +726,7 @@ def _run_window(run: _Run, block: Block, window: Window, joined: bool = False) -
                                   chunks_out)
     run.shape[:] = sub.shape
     run.shape[axis] = whole
+    return joined is None
 
 
 def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
@@ -692,12 +758,14 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
         raise RuntimeError("pieces path: balanced blocks are cut by the executor only")
     # the chain in runs: each window on its pieces, the stages between windows as they are
     bounds = sorted({0, len(run.stages)} | {b for w in windows for b in (w.start, w.stop)})
-    ends = {w.stop for w in windows}
+    concatenated = False    # whether the block is one a window concatenated from pieces
     for start, stop in zip(bounds, bounds[1:]):
         if start in starts:
-            _run_window(run, block, starts[start], joined=start in ends)
+            concatenated = _run_window(run, block, starts[start], concatenated)
         else:
             _run_stages(run, block, start, stop)
+            concatenated = False
+    block.settle()
     run.assemble(block)
     block.permute(tuple(range(x.ndim)))
     return block._scaled()

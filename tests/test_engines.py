@@ -774,7 +774,8 @@ def test_pipelined_per_device_programs_lower_for_cuda_through_the_rows_kernels(
     a slab's forward window takes its 2 pieces out of the 2-D FFT's block with the
     chunk copy and writes them back over it with the rows kernel (declaring its work
     area), and its backward window reads them; a pencil's last forward window writes
-    its pieces into a new block (the first piece making it, the other into it), its
+    its pieces into a new block (the first piece making it, the other into it: its
+    first window, whose FFT along axis 1 is XLA's, concatenated its pieces), its
     first reads its pieces' rows of the leading axis."""
     asked = _stand_in_gpu_library(monkeypatch, "gpu_rows_workspace_bytes", 1024)
     monkeypatch.setattr(native, "gpu_workspace_bytes", lambda *a: 512)

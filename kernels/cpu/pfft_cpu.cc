@@ -15,10 +15,11 @@
 //   PfftC2CRowsInto  the same into a block given as a first operand that XLA aliases to
 //                    the output (input_output_aliases={0: 0}): its other rows kept
 //                    (both: attribute out_shape, the output seen as that shape: a block
-//                    written in place between two layouts of the same bytes);
-//                    any further operands are only waited for: a caller that read the
-//                    block first passes what it read, so XLA orders the read before the
-//                    write and needs no copy of the block
+//                    written in place between two layouts of the same bytes; any
+//                    further operands are only waited for: a caller that read the block
+//                    first passes what it read, so XLA orders the read before the write
+//                    and needs no copy of the block, and a read can be made to wait for
+//                    a write the same way)
 //   PfftTakeChunks   points start..start + width of every chunk of a block's axis, as a
 //                    piece with the chunk axis first (common/chunk_copy.h), any dtype:
 //                    what a pipelined window sends, taken from the block its transform
@@ -260,6 +261,14 @@ ffi::Error RowsImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
 }
 
 // `into` is aliased to y: XLA has put its values there, the rows are written over them
+// rows read where they lie into a new block; `after`: operands only waited for
+ffi::Error RowsOfImpl(ffi::AnyBuffer x, ffi::RemainingArgs /*after*/,
+                      ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes, bool forward,
+                      double scale, int64_t nthreads, int64_t axis, int64_t in_start,
+                      int64_t out_start, ffi::Span<const int64_t> out_shape) {
+  return RowsImpl(x, y, axes, forward, scale, nthreads, axis, in_start, out_start, out_shape);
+}
+
 ffi::Error RowsIntoImpl(ffi::AnyBuffer into, ffi::AnyBuffer x, ffi::RemainingArgs /*after*/,
                         ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes,
                         bool forward, double scale, int64_t nthreads, int64_t axis,
@@ -352,9 +361,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2R, R2RImpl,
                                   .Attr<double>("scale")
                                   .Attr<int64_t>("nthreads"));
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsImpl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsOfImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRowsInto, RowsIntoImpl,
                               ffi::Ffi::Bind()
@@ -369,8 +379,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksImpl,
 
 // Version of this library's calling convention, checked by pfft/engines/_kernels.py.
 // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below;
-// 8: the rows handlers; 9: PfftTakeChunks, the rows' out_shape, operands waited for
-extern "C" int pfft_cpu_abi_version() { return 9; }
+// 8: the rows handlers; 9: PfftTakeChunks, the rows' out_shape, operands waited for;
+// 10: operands waited for by PfftC2CRows too
+extern "C" int pfft_cpu_abi_version() { return 10; }
 
 // Huge-page advice on the buffers the kernels write first (huge_pages.h): on (1, the
 // default) or off (0). pfft's loader sets it from $PFFT_NO_HUGEPAGE_ADVICE; the

@@ -11,9 +11,9 @@
 //                    (read or written where they lie in the larger block: a pipelined
 //                    window's piece, pfft/executor.py); the output's other rows unwritten
 //   PfftC2CRowsInto  the same into a block given as a first operand, which XLA aliases
-//                    to the output: the other rows keep their values; further operands
-//                    only waited for (both: attribute out_shape, the output seen as
-//                    that shape)
+//                    to the output: the other rows keep their values (both: further
+//                    operands only waited for, attribute out_shape, the output seen
+//                    as that shape)
 //   PfftTakeChunks   points start..start + width of every chunk of a block's axis as a
 //                    piece, chunk axis first (common/chunk_copy.h): one
 //                    cudaMemcpy2DAsync a chunk
@@ -476,8 +476,8 @@ ffi::Error RowsTransform(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi:
              static_cast<long long>(y->element_count()));
 }
 
-ffi::Error RowsHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
-                       ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
+ffi::Error RowsHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::RemainingArgs /*after*/,
+                       ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
                        bool forward, double scale, int64_t /*nthreads*/, int64_t axis,
                        int64_t in_start, int64_t out_start, ffi::Span<const int64_t> out_shape) {
   return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start,
@@ -570,6 +570,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsHandler,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRowsInto, RowsIntoHandler,
@@ -588,8 +589,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksHandler,
 
 // 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
 // 3: the rows handlers (pfft_cuda_rows_workspace_size)
-// 4: PfftTakeChunks, the rows' out_shape, operands waited for
-extern "C" int pfft_cuda_abi_version() { return 4; }
+// 4: PfftTakeChunks, the rows' out_shape, operands waited for; 5: by PfftC2CRows too
+extern "C" int pfft_cuda_abi_version() { return 5; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
 // block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double

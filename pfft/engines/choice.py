@@ -151,9 +151,9 @@ class BoundEngine:
         ``fft_into_rows``)."""
         return self.capabilities.rows and self.module.rows_fit(positions, axis, shape)
 
-    def fft_of_rows(self, x, axes, inverse, *, axis, start, stop, scale=1.0):
+    def fft_of_rows(self, x, axes, inverse, *, axis, start, stop, scale=1.0, after=()):
         return self.module.fft_of_rows(x, axes, inverse, axis=axis, start=start, stop=stop,
-                                       scale=scale, nthreads=self.nthreads)
+                                       scale=scale, nthreads=self.nthreads, after=after)
 
     def fft_into_rows(self, into, x, axes, inverse, *, axis, start, shape=None, scale=1.0,
                       after=()):
@@ -161,8 +161,8 @@ class BoundEngine:
                                          shape=shape, scale=scale, nthreads=self.nthreads,
                                          after=after)
 
-    def take_chunks(self, x, axis, chunks, start, stop):
-        return self.module.take_chunks(x, axis, chunks, start, stop)
+    def take_chunks(self, x, axis, chunks, start, stop, *, shape=None):
+        return self.module.take_chunks(x, axis, chunks, start, stop, shape=shape)
 
     def r2r(self, x, op, axis):
         return self.module.r2r(x, op, axis, nthreads=self.nthreads)
@@ -252,10 +252,10 @@ class PerStageEngine(BoundEngine):
         if log is not None:
             log.append("xla" if engine is xla else "native")
 
-    def fft_of_rows(self, x, axes, inverse, *, axis, start, stop, scale=1.0):
+    def fft_of_rows(self, x, axes, inverse, *, axis, start, stop, scale=1.0, after=()):
         self._record(self.module)
         return super().fft_of_rows(x, axes, inverse, axis=axis, start=start, stop=stop,
-                                   scale=scale)
+                                   scale=scale, after=after)
 
     def fft_into_rows(self, into, x, axes, inverse, *, axis, start, shape=None, scale=1.0,
                       after=()):

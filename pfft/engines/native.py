@@ -471,11 +471,13 @@ def _rows_args(x: jax.Array, axes, axis: int) -> tuple[tuple[int, ...], int]:
 
 
 def fft_of_rows(x: jax.Array, axes: Sequence[int], inverse: bool = False, *, axis: int,
-                start: int, stop: int, scale: float = 1.0,
-                nthreads: int | None = None) -> jax.Array:
+                start: int, stop: int, scale: float = 1.0, nthreads: int | None = None,
+                after: Sequence[jax.Array] = ()) -> jax.Array:
     """The FFT over ``axes`` of rows ``start..stop`` of ``axis`` of ``x``, read where
     they lie: ``scale * fftn(x[..., start:stop, ...], axes)`` (``inverse``: the + sign,
-    unnormalised) without a copy of the rows first.
+    unnormalised) without a copy of the rows first. ``after``: arrays the call only
+    waits for (a pipelined window's next piece read once the piece before the last is
+    written, so that only a few pieces are held at a time).
 
     For pfft's executor (a pipelined window's piece, :mod:`pfft.pipeline`): no
     autodiff or vmap rules of its own (a plan's transform has them). ``axes`` must be
@@ -488,7 +490,8 @@ def fft_of_rows(x: jax.Array, axes: Sequence[int], inverse: bool = False, *, axi
     shape = list(x.shape)
     shape[neg] = stop - start
     out = jax.typeof(x).update(shape=tuple(shape))
-    return _rows_call("pfft_c2c_rows", (x,), out, axes, neg, start, 0, inverse, scale, nthreads)
+    return _rows_call("pfft_c2c_rows", (x, *after), out, axes, neg, start, 0, inverse, scale,
+                      nthreads)
 
 
 def fft_into_rows(into: jax.Array | None, x: jax.Array, axes: Sequence[int],
@@ -555,18 +558,24 @@ def chunk_piece_shape(shape, axis: int, chunks: int, width: int) -> tuple[int, .
     return (chunks,) + tuple(shape[:axis]) + (width,) + tuple(shape[axis + 1:])
 
 
-def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int) -> jax.Array:
+def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int, *,
+                shape: Sequence[int] | None = None) -> jax.Array:
     """Points ``start..stop`` of each of the ``chunks`` equal chunks of ``axis`` of
     ``x``, as one array with the chunk axis first (:func:`chunk_piece_shape`):
     ``x`` split as ``(..., chunks, chunk, ...)``, sliced, with the chunk axis moved to
     the front, in one copy of contiguous runs (the layout an all-to-all sends).
+    ``shape``: ``x`` seen as that shape (the same number of elements), as
+    :func:`fft_into_rows` sees a block it writes into.
 
     For pfft's executor (a pipelined window taking a piece of the block it then writes
     the piece's transform into, :func:`fft_into_rows` waiting for the next piece's
     take): no autodiff or vmap rules of its own.
     """
-    attrs = _chunk_geometry(x.shape, axis, chunks, start, stop)
-    out = jax.typeof(x).update(shape=chunk_piece_shape(x.shape, axis, chunks, stop - start))
+    shape = tuple(x.shape if shape is None else shape)
+    if math.prod(shape) != x.size:
+        raise ValueError(f"a block {x.shape} cannot be seen as {shape}")
+    attrs = _chunk_geometry(shape, axis, chunks, start, stop)
+    out = jax.typeof(x).update(shape=chunk_piece_shape(shape, axis, chunks, stop - start))
 
     def call(a):
         return jax.ffi.ffi_call("pfft_take_chunks", out)(a, **attrs)
