@@ -630,13 +630,13 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
     into the joined block (no join). Where both, piece ``m - 1`` is written once piece
     ``m`` has been read (the write waits for it), and piece ``m + 1`` read once piece
     ``m - 1`` is written: piece ``m``'s exchange runs beside both, and no more pieces
-    than that are held at a time. Where the pieces are planes of the outermost axis read and
-    written so, and a block's planes hold as many elements at the end as at the start,
-    the pieces are written over the block they are read from (each over the planes it
-    came from; :func:`_may_write_over`), which XLA then does in place. Where
-    :func:`_in_place` allows, a window cut within its exchange's chunks goes over its
-    block too (:func:`_run_window_in_place`). ``concatenated``: the block is one a
-    window concatenated from its pieces. Returns whether this one did.
+    than that are held at a time. Where the pieces are planes of the outermost axis
+    read and written so, and a block's planes hold as many elements at the end as at
+    the start, the pieces are written over the block they are read from (each over
+    the planes it came from; :func:`_may_write_over`), which XLA then does in place.
+    Where :func:`_in_place` allows, a window cut within its exchange's chunks goes over
+    its block too (:func:`_run_window_in_place`). ``concatenated``: the block is one
+    a window concatenated from its pieces. Returns whether this one did.
     """
     run.assemble(block)
     how = _in_place(run, block, window, concatenated)
