@@ -37,7 +37,7 @@ PLATFORM=${PLATFORM:-gpu}
 case $PLATFORM in
     gpu) SIZES=${SIZES:-256 512 1024}; REAL_SIZES=${REAL_SIZES:-256 512}; APP_N=${APP_N:-256}
          MPI_SIZE=${MPI_SIZE:-256}
-         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --pipelines 1 4 8 --pipelined-engines auto --budget-s 90} ;;
+         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --pipelines 1 4 8 --pipelined-engines auto native --budget-s 90} ;;
     cpu) SIZES=${SIZES:-32}; REAL_SIZES=${REAL_SIZES:-32}; APP_N=${APP_N:-32}
          MPI_SIZE=${MPI_SIZE:-32}
          DEVICE_ARGS=${DEVICE_ARGS:---platform cpu --sizes 32 --devices 4 8} ;;
