@@ -260,15 +260,15 @@ ffi::Error RowsImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
   return ffi::Error::Success();
 }
 
-// `into` is aliased to y: XLA has put its values there, the rows are written over them
 // rows read where they lie into a new block; `after`: operands only waited for
 ffi::Error RowsOfImpl(ffi::AnyBuffer x, ffi::RemainingArgs /*after*/,
-                      ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes, bool forward,
-                      double scale, int64_t nthreads, int64_t axis, int64_t in_start,
-                      int64_t out_start, ffi::Span<const int64_t> out_shape) {
+                      ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes,
+                      bool forward, double scale, int64_t nthreads, int64_t axis,
+                      int64_t in_start, int64_t out_start, ffi::Span<const int64_t> out_shape) {
   return RowsImpl(x, y, axes, forward, scale, nthreads, axis, in_start, out_start, out_shape);
 }
 
+// `into` is aliased to y: XLA has put its values there, the rows are written over them
 ffi::Error RowsIntoImpl(ffi::AnyBuffer into, ffi::AnyBuffer x, ffi::RemainingArgs /*after*/,
                         ffi::Result<ffi::AnyBuffer> y, ffi::Span<const int64_t> axes,
                         bool forward, double scale, int64_t nthreads, int64_t axis,

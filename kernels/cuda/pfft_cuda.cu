@@ -477,9 +477,10 @@ ffi::Error RowsTransform(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi:
 }
 
 ffi::Error RowsHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::RemainingArgs /*after*/,
-                       ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
-                       bool forward, double scale, int64_t /*nthreads*/, int64_t axis,
-                       int64_t in_start, int64_t out_start, ffi::Span<const int64_t> out_shape) {
+                       ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
+                       ffi::Span<const int64_t> axes, bool forward, double scale,
+                       int64_t /*nthreads*/, int64_t axis, int64_t in_start, int64_t out_start,
+                       ffi::Span<const int64_t> out_shape) {
   return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start,
                        out_shape);
 }
