@@ -494,6 +494,17 @@ def fft_of_rows(x: jax.Array, axes: Sequence[int], inverse: bool = False, *, axi
                       nthreads)
 
 
+def _seen_as(block: jax.Array, shape: Sequence[int] | None) -> tuple[int, ...]:
+    """The shape a rows or chunk call sees ``block`` as: ``shape`` (the same number of
+    elements), or its own."""
+    if shape is None:
+        return tuple(block.shape)
+    shape = tuple(shape)
+    if math.prod(shape) != block.size:
+        raise ValueError(f"a block {block.shape} cannot be seen as {shape}")
+    return shape
+
+
 def fft_into_rows(into: jax.Array | None, x: jax.Array, axes: Sequence[int],
                   inverse: bool = False, *, axis: int, start: int,
                   shape: Sequence[int] | None = None, scale: float = 1.0,
@@ -514,11 +525,7 @@ def fft_into_rows(into: jax.Array | None, x: jax.Array, axes: Sequence[int],
     No autodiff or vmap rules of its own; ``axes`` as for :func:`fft_of_rows`.
     """
     axes, neg = _rows_args(x, axes, axis)
-    if into is not None and shape is None:
-        shape = into.shape
-    shape = tuple(shape)
-    if into is not None and math.prod(shape) != into.size:
-        raise ValueError(f"a block {into.shape} cannot be seen as {shape}")
+    shape = tuple(shape) if into is None else _seen_as(into, shape)
     if len(shape) != x.ndim or any(a != b for i, (a, b) in enumerate(zip(shape, x.shape))
                                    if i != neg % x.ndim):
         raise ValueError(f"rows of a block {x.shape} cannot go into one of {shape}")
@@ -571,9 +578,7 @@ def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int, *,
     the piece's transform into, :func:`fft_into_rows` waiting for the next piece's
     take): no autodiff or vmap rules of its own.
     """
-    shape = tuple(x.shape if shape is None else shape)
-    if math.prod(shape) != x.size:
-        raise ValueError(f"a block {x.shape} cannot be seen as {shape}")
+    shape = _seen_as(x, shape)
     attrs = _chunk_geometry(shape, axis, chunks, start, stop)
     out = jax.typeof(x).update(shape=chunk_piece_shape(shape, axis, chunks, stop - start))
 
