@@ -40,7 +40,8 @@ class EngineCapabilities:
         so): a pipelined window's piece without a copy to cut or join it. With them
         ``take_chunks``: a piece of an exchange's chunks copied out of a block, chunks
         first, so that a window writes its pieces' transforms over the block it took
-        them from (``fft_into_rows`` waiting for arrays given as ``after``).
+        them from (``fft_into_rows`` waiting for arrays given as ``after``), and
+        ``put_chunks``, the copy back (a received piece put where it was read).
     """
 
     strided: bool = False

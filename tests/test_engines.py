@@ -717,6 +717,37 @@ def test_chunk_copy_takes_points_of_every_chunk_chunks_first(shape, axis, chunks
         np.asarray(jax.jit(lambda a: native.take_chunks(a, axis, chunks, lo, hi))(xs)), want)
 
 
+@on_each_platform
+@pytest.mark.parametrize("dtype", [np.complex64, np.float64])
+@pytest.mark.parametrize("shape,axis,chunks,points", CHUNK_CASES, ids=str)
+def test_chunk_put_writes_a_piece_back_over_every_chunk(shape, axis, chunks, points, dtype,
+                                                       platform):
+    """put_chunks: the inverse copy, a piece laid out as take_chunks gives it written
+    over points lo..hi of each chunk, the block's other points kept (numpy: the same
+    split and slice assigned), in and outside jit, the block donated and seen as another
+    shape; a take waiting for an array gives the same piece."""
+    rng = np.random.default_rng(sum(shape) + axis + 1)
+    lo, hi = points
+    c = shape[axis] // chunks
+    block = (rng.standard_normal(shape) * 100).astype(dtype)
+    piece = (rng.standard_normal(native.chunk_piece_shape(shape, axis, chunks, hi - lo))
+             * 100).astype(dtype)
+    want = block.copy()
+    split = want.reshape(shape[:axis] + (chunks, c) + shape[axis + 1:])
+    split[(slice(None),) * (axis + 1) + (slice(lo, hi),)] = np.moveaxis(piece, 0, axis)
+    got = native.put_chunks(_put(block, platform), _put(piece, platform), axis, chunks, lo)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    flat = _put(block.reshape(-1), platform)       # the block as one axis, seen as shape
+    put = jax.jit(lambda b, p: native.put_chunks(b, p, axis, chunks, lo, shape=shape),
+                  donate_argnums=0)
+    got = put(flat, _put(piece, platform))
+    assert got.shape == (block.size,)
+    np.testing.assert_array_equal(np.asarray(got).reshape(shape), want)
+    waiting = jax.jit(lambda b, w: native.take_chunks(b, axis, chunks, lo, hi, after=(w,)))
+    np.testing.assert_array_equal(np.asarray(waiting(_put(want, platform),
+                                                     _put(piece, platform))), piece)
+
+
 @needs_cpu_kernels
 def test_chunk_copy_refuses_what_does_not_fit():
     x = jnp.ones((4, 6, 5), jnp.complex64)
@@ -726,6 +757,15 @@ def test_chunk_copy_refuses_what_does_not_fit():
         native.take_chunks(x, 1, 2, 1, 4)
     with pytest.raises(ValueError, match="axis 3 of a block of 3 axes"):
         native.take_chunks(x, 3, 1, 0, 1)
+    piece = jnp.ones((2, 4, 2, 5), jnp.complex64)
+    with pytest.raises(ValueError, match="points 2..4 of a chunk of 3"):
+        native.put_chunks(x, piece, 1, 2, 2)
+    with pytest.raises(ValueError, match="is not 2 chunks"):
+        native.put_chunks(x, piece[:, :3], 1, 2, 0)
+    with pytest.raises(TypeError, match="cannot go into a block of complex64"):
+        native.put_chunks(x, piece.astype(jnp.complex128), 1, 2, 0)
+    with pytest.raises(ValueError, match="cannot be seen as"):
+        native.put_chunks(x, piece, 1, 2, 0, shape=(4, 6, 6))
 
 
 @needs_cpu_kernels

@@ -1,5 +1,5 @@
-// The geometry of the chunk copy (PfftTakeChunks), the same in the CPU and the GPU
-// library.
+// The geometry of the chunk copies (PfftTakeChunks, and PfftPutChunks, the same copy
+// the other way), the same in the CPU and the GPU library.
 //
 // A block is seen as (outer, chunks, chunk, inner): an axis of chunks * chunk points with
 // `outer` points of the axes before it and `inner` bytes after it. Points start..start +
@@ -17,15 +17,26 @@ namespace pfft {
 // dst + r * dst_pitch (offsets in bytes; cudaMemcpy2D's terms).
 struct Copy2D {
   long long dst = 0, dst_pitch = 0, src = 0, src_pitch = 0, width = 0, height = 0;
+
+  // The same runs copied back: from where this copy writes to where it reads.
+  Copy2D Reversed() const {
+    Copy2D c = *this;
+    c.dst = src;
+    c.dst_pitch = src_pitch;
+    c.src = dst;
+    c.src_pitch = dst_pitch;
+    return c;
+  }
 };
 
 struct ChunkCopy {
   long long outer = 0, chunks = 0, chunk = 0, start = 0, width = 0, inner = 0;  // inner: bytes
 
-  // Chunk j's part of the piece as one strided copy: its `outer` runs, one a point of
-  // the axes before the chunked axis, each `width * inner` bytes, contiguous in the
-  // piece and a whole axis apart in the block. Both libraries copy exactly these (the
-  // CPU run by run, the GPU one cudaMemcpy2DAsync a chunk).
+  // Chunk j's part of the piece as one strided copy from the block: its `outer` runs,
+  // one a point of the axes before the chunked axis, each `width * inner` bytes,
+  // contiguous in the piece and a whole axis apart in the block (a put copies
+  // Chunk(j).Reversed()). Both libraries copy exactly these (the CPU run by run, the
+  // GPU one cudaMemcpy2DAsync a chunk).
   Copy2D Chunk(long long j) const {
     Copy2D c;
     c.width = width * inner;

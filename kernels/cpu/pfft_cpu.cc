@@ -23,7 +23,13 @@
 //   PfftTakeChunks   points start..start + width of every chunk of a block's axis, as a
 //                    piece with the chunk axis first (common/chunk_copy.h), any dtype:
 //                    what a pipelined window sends, taken from the block its transform
-//                    then writes into (PfftC2CRowsInto waits for the next take)
+//                    then writes into (PfftC2CRowsInto waits for the next take; further
+//                    operands only waited for, as above)
+//   PfftPutChunks    the inverse: a piece written over points start..start + width of
+//                    every chunk of a block given as a first operand that XLA aliases
+//                    to the output, the rest kept (further operands only waited for):
+//                    a pipelined window's received piece put back on the bytes it was
+//                    read from
 //   PfftR2R  real -> real DCT or DST (scipy's unnormalised types 1-4) over any axes
 //            (attributes `type` int64 1-4 and `sine` bool instead of `forward`)
 //
@@ -278,8 +284,22 @@ ffi::Error RowsIntoImpl(ffi::AnyBuffer into, ffi::AnyBuffer x, ffi::RemainingArg
   return RowsImpl(x, y, axes, forward, scale, nthreads, axis, in_start, out_start, out_shape);
 }
 
+// The chunk copies (common/chunk_copy.h) run by run: out of a block into a piece, or
+// (`put`) from a piece back into the block.
+void CopyChunks(const pfft::ChunkCopy &g, bool put, const void *from, void *to) {
+  const char *src = static_cast<const char *>(from);
+  char *dst = static_cast<char *>(to);
+  for (long long j = 0; j < g.chunks; ++j) {
+    pfft::Copy2D c = put ? g.Chunk(j).Reversed() : g.Chunk(j);
+    for (long long r = 0; r < c.height; ++r)
+      std::memcpy(dst + c.dst + r * c.dst_pitch, src + c.src + r * c.src_pitch,
+                  static_cast<size_t>(c.width));
+  }
+}
+
 // points start..start + width of every chunk, chunks first (common/chunk_copy.h)
-ffi::Error TakeChunksImpl(ffi::AnyBuffer block, ffi::Result<ffi::AnyBuffer> piece,
+ffi::Error TakeChunksImpl(ffi::AnyBuffer block, ffi::RemainingArgs /*after*/,
+                          ffi::Result<ffi::AnyBuffer> piece,
                           int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
                           int64_t width) {
   pfft::ChunkCopy g;
@@ -287,14 +307,23 @@ ffi::Error TakeChunksImpl(ffi::AnyBuffer block, ffi::Result<ffi::AnyBuffer> piec
       piece->element_type() == block.element_type(), static_cast<long long>(block.size_bytes()),
       static_cast<long long>(piece->size_bytes()), outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
-  const char *src = static_cast<const char *>(block.untyped_data());
-  char *out = static_cast<char *>(piece->untyped_data());
-  for (long long j = 0; j < g.chunks; ++j) {
-    pfft::Copy2D c = g.Chunk(j);
-    for (long long r = 0; r < c.height; ++r)
-      std::memcpy(out + c.dst + r * c.dst_pitch, src + c.src + r * c.src_pitch,
-                  static_cast<size_t>(c.width));
-  }
+  CopyChunks(g, false, block.untyped_data(), piece->untyped_data());
+  return ffi::Error::Success();
+}
+
+// `into` is aliased to y: the piece's points written over y's chunks, the rest kept
+ffi::Error PutChunksImpl(ffi::AnyBuffer into, ffi::AnyBuffer piece,
+                         ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
+                         int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
+                         int64_t width) {
+  if (into.untyped_data() != y->untyped_data())
+    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
+  pfft::ChunkCopy g;
+  std::string err = pfft::MakeChunkCopy(
+      piece.element_type() == y->element_type(), static_cast<long long>(y->size_bytes()),
+      static_cast<long long>(piece.size_bytes()), outer, chunks, chunk, start, width, g);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  CopyChunks(g, true, piece.untyped_data(), y->untyped_data());
   return ffi::Error::Success();
 }
 
@@ -375,13 +404,21 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRowsInto, RowsIntoImpl,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
+                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 
 // Version of this library's calling convention, checked by pfft/engines/_kernels.py.
 // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below;
 // 8: the rows handlers; 9: PfftTakeChunks, the rows' out_shape, operands waited for;
-// 10: operands waited for by PfftC2CRows too
-extern "C" int pfft_cpu_abi_version() { return 10; }
+// 10: operands waited for by PfftC2CRows too; 11: PfftPutChunks, and operands waited
+// for by PfftTakeChunks
+extern "C" int pfft_cpu_abi_version() { return 11; }
 
 // Huge-page advice on the buffers the kernels write first (huge_pages.h): on (1, the
 // default) or off (0). pfft's loader sets it from $PFFT_NO_HUGEPAGE_ADVICE; the

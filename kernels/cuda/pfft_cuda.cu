@@ -17,6 +17,9 @@
 //   PfftTakeChunks   points start..start + width of every chunk of a block's axis as a
 //                    piece, chunk axis first (common/chunk_copy.h): one
 //                    cudaMemcpy2DAsync a chunk
+//   PfftPutChunks    the inverse: a piece written over those points of a block given as
+//                    a first operand, which XLA aliases to the output; the same 2-D
+//                    copies reversed (both: further operands only waited for)
 //
 // How an axis set becomes cuFFT calls is kernels/common/cufft_schedule.h, pure C++ that
 // kernels/common/cufft_schedule_test.cc checks on the CPU: runs of up to three adjacent
@@ -498,22 +501,16 @@ ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuf
                        out_shape);
 }
 
-// points start..start + width of every chunk, chunks first (common/chunk_copy.h): the
-// outer runs of chunk j are one 2-D copy
-ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
-                             ffi::Result<ffi::AnyBuffer> piece, int64_t outer, int64_t chunks,
-                             int64_t chunk, int64_t start, int64_t width) {
-  pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(
-      piece->element_type() == block.element_type(), static_cast<long long>(block.size_bytes()),
-      static_cast<long long>(piece->size_bytes()), outer, chunks, chunk, start, width, g);
-  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+// The chunk copies (common/chunk_copy.h), one 2-D copy a chunk: out of a block into a
+// piece, or (`put`) from a piece back into the block.
+ffi::Error CopyChunks(cudaStream_t stream, const pfft::ChunkCopy &g, bool put, const void *from,
+                      void *to) {
   if (g.width == 0) return ffi::Error::Success();
-  const char *src = static_cast<const char *>(block.untyped_data());
-  char *out = static_cast<char *>(piece->untyped_data());
+  const char *src = static_cast<const char *>(from);
+  char *dst = static_cast<char *>(to);
   for (long long j = 0; j < g.chunks; ++j) {
-    pfft::Copy2D c = g.Chunk(j);
-    cudaError_t e = cudaMemcpy2DAsync(out + c.dst, static_cast<size_t>(c.dst_pitch),
+    pfft::Copy2D c = put ? g.Chunk(j).Reversed() : g.Chunk(j);
+    cudaError_t e = cudaMemcpy2DAsync(dst + c.dst, static_cast<size_t>(c.dst_pitch),
                                       src + c.src, static_cast<size_t>(c.src_pitch),
                                       static_cast<size_t>(c.width),
                                       static_cast<size_t>(c.height), cudaMemcpyDeviceToDevice,
@@ -522,6 +519,33 @@ ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
       return ffi::Error::Internal(std::string("pfft chunks: ") + cudaGetErrorString(e));
   }
   return ffi::Error::Success();
+}
+
+// points start..start + width of every chunk, chunks first
+ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
+                             ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> piece, int64_t outer, int64_t chunks,
+                             int64_t chunk, int64_t start, int64_t width) {
+  pfft::ChunkCopy g;
+  std::string err = pfft::MakeChunkCopy(
+      piece->element_type() == block.element_type(), static_cast<long long>(block.size_bytes()),
+      static_cast<long long>(piece->size_bytes()), outer, chunks, chunk, start, width, g);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  return CopyChunks(stream, g, false, block.untyped_data(), piece->untyped_data());
+}
+
+// `into` is aliased to y: the piece's points written over y's chunks, the rest kept
+ffi::Error PutChunksHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer piece,
+                            ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
+                            int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
+                            int64_t width) {
+  if (into.untyped_data() != y->untyped_data())
+    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
+  pfft::ChunkCopy g;
+  std::string err = pfft::MakeChunkCopy(
+      piece.element_type() == y->element_type(), static_cast<long long>(y->size_bytes()),
+      static_cast<long long>(piece.size_bytes()), outer, chunks, chunk, start, width, g);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  return CopyChunks(stream, g, true, piece.untyped_data(), y->untyped_data());
 }
 
 thread_local std::string last_error;
@@ -586,12 +610,21 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksHandler,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
                                   .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
+                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksHandler,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 
 // 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
 // 3: the rows handlers (pfft_cuda_rows_workspace_size)
 // 4: PfftTakeChunks, the rows' out_shape, operands waited for; 5: by PfftC2CRows too
-extern "C" int pfft_cuda_abi_version() { return 5; }
+// 6: PfftPutChunks, and operands waited for by PfftTakeChunks
+extern "C" int pfft_cuda_abi_version() { return 6; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
 // block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double

@@ -161,8 +161,11 @@ class BoundEngine:
                                          shape=shape, scale=scale, nthreads=self.nthreads,
                                          after=after)
 
-    def take_chunks(self, x, axis, chunks, start, stop, *, shape=None):
-        return self.module.take_chunks(x, axis, chunks, start, stop, shape=shape)
+    def take_chunks(self, x, axis, chunks, start, stop, *, shape=None, after=()):
+        return self.module.take_chunks(x, axis, chunks, start, stop, shape=shape, after=after)
+
+    def put_chunks(self, into, x, axis, chunks, start, *, shape=None, after=()):
+        return self.module.put_chunks(into, x, axis, chunks, start, shape=shape, after=after)
 
     def r2r(self, x, op, axis):
         return self.module.r2r(x, op, axis, nthreads=self.nthreads)

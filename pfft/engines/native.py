@@ -51,7 +51,7 @@ from .hermitian import bin_weights
 __all__ = ["available", "unavailable_reason", "natural_scale", "fft", "rfft", "irfft",
            "r2r", "r2r_available", "fft_pieces", "fft_pieces_pair", "pieces_available",
            "set_num_threads", "num_threads", "gpu_workspace_bytes", "rows_fit", "fft_of_rows",
-           "fft_into_rows", "gpu_rows_workspace_bytes", "take_chunks",
+           "fft_into_rows", "gpu_rows_workspace_bytes", "take_chunks", "put_chunks",
            "chunk_piece_shape"]
 
 name = "native"
@@ -566,13 +566,15 @@ def chunk_piece_shape(shape, axis: int, chunks: int, width: int) -> tuple[int, .
 
 
 def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int, *,
-                shape: Sequence[int] | None = None) -> jax.Array:
+                shape: Sequence[int] | None = None,
+                after: Sequence[jax.Array] = ()) -> jax.Array:
     """Points ``start..stop`` of each of the ``chunks`` equal chunks of ``axis`` of
     ``x``, as one array with the chunk axis first (:func:`chunk_piece_shape`):
     ``x`` split as ``(..., chunks, chunk, ...)``, sliced, with the chunk axis moved to
     the front, in one copy of contiguous runs (the layout an all-to-all sends).
     ``shape``: ``x`` seen as that shape (the same number of elements), as
-    :func:`fft_into_rows` sees a block it writes into.
+    :func:`fft_into_rows` sees a block it writes into. ``after``: arrays the call only
+    waits for (a window's next piece taken once the piece before the last is written).
 
     For pfft's executor (a pipelined window taking a piece of the block it then writes
     the piece's transform into, :func:`fft_into_rows` waiting for the next piece's
@@ -582,9 +584,44 @@ def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int, *,
     attrs = _chunk_geometry(shape, axis, chunks, start, stop)
     out = jax.typeof(x).update(shape=chunk_piece_shape(shape, axis, chunks, stop - start))
 
-    def call(a):
-        return jax.ffi.ffi_call("pfft_take_chunks", out)(a, **attrs)
-    return _on_platform({p: call for p in _platforms(x)}, x)
+    def call(*ops):
+        return jax.ffi.ffi_call("pfft_take_chunks", out)(*ops, **attrs)
+    return _on_platform({p: call for p in _platforms(x)}, x, *after)
+
+
+def put_chunks(into: jax.Array, x: jax.Array, axis: int, chunks: int, start: int, *,
+               shape: Sequence[int] | None = None,
+               after: Sequence[jax.Array] = ()) -> jax.Array:
+    """``into`` with points ``start..start + w`` of each of the ``chunks`` equal chunks
+    of ``axis`` replaced by ``x``, a piece laid out as :func:`take_chunks` gives it (the
+    chunk axis first, ``w`` points along ``axis``): the inverse copy, written where the
+    points lie, ``into`` aliased to the result (in place where it is donated or dead,
+    as inside ``jit``). ``shape``: ``into`` seen as that shape (the same number of
+    elements); the result keeps ``into``'s shape. ``after``: arrays the call only
+    waits for, as for :func:`fft_into_rows` (a read of ``into`` passed so is ordered
+    before this write, which XLA then makes in place without copying ``into`` first).
+
+    For pfft's executor (a pipelined window putting each received piece back on the
+    bytes it was read from): no autodiff or vmap rules of its own.
+    """
+    shape = _seen_as(into, shape)
+    if x.dtype != into.dtype:
+        raise TypeError(f"a piece of {x.dtype} cannot go into a block of {into.dtype}")
+    ndim = len(shape)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} of a block of {ndim} axes")
+    axis %= ndim
+    if x.ndim != ndim + 1:
+        raise ValueError(f"a piece {x.shape} is not chunks of a block {shape}")
+    attrs = _chunk_geometry(shape, axis, chunks, start, start + x.shape[1 + axis])
+    if tuple(x.shape) != chunk_piece_shape(shape, axis, chunks, x.shape[1 + axis]):
+        raise ValueError(f"a piece {x.shape} is not {chunks} chunks of a block {shape} "
+                         f"along axis {axis}")
+
+    def call(*ops):
+        return jax.ffi.ffi_call("pfft_put_chunks", jax.typeof(into),
+                                input_output_aliases={0: 0})(*ops, **attrs)
+    return _on_platform({p: call for p in _platforms(into)}, into, x, *after)
 
 
 def r2r_available(platform: str | None = None) -> bool:
