@@ -617,6 +617,32 @@ def _may_write_over(run: _Run, block: Block, concatenated: bool = False) -> bool
     return block.data is not run.argument or run.overwrite
 
 
+def _lands_where_read(start_shape, end_shape, pos: int, at_end: int) -> bool:
+    """Whether rows ``lo..hi`` of an axis, at physical position ``pos`` of a block of
+    ``start_shape`` and ``at_end`` of one of ``end_shape``, lie on the same bytes in
+    both: the axis at the same position with as many points, as many elements before
+    it, the blocks of one size."""
+    return (pos == at_end and start_shape[pos] == end_shape[pos]
+            and math.prod(start_shape) == math.prod(end_shape)
+            and math.prod(start_shape[:pos]) == math.prod(end_shape[:pos]))
+
+
+def _put_view(start_shape, piece_shape, pos: int, chunks: int,
+              width: int) -> tuple[int, ...] | None:
+    """The shape a piece of a window cut within its end's chunks (``width`` points of
+    each of ``chunks`` chunks along physical axis ``pos``, chunk by chunk) is seen as
+    to go where it lies in the joined block seen as the block of ``start_shape`` (one
+    chunk along ``pos``): points ``lo..hi`` of ``pos`` there, the very bytes the piece
+    was read from, as the one chunk of a ``put_chunks`` piece. The chunk index is then
+    the low digit of the leading axis, so the axis must come right after it, and the
+    leading axis be the one the chunks came out of. None where the piece is not so."""
+    if (pos != 1 or piece_shape[0] * chunks != start_shape[0]
+            or piece_shape[1] != chunks * width
+            or tuple(piece_shape[2:]) != tuple(start_shape[2:])):
+        return None
+    return (1, start_shape[0], width) + tuple(start_shape[2:])
+
+
 def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = False) -> bool:
     """Stages ``window.start`` to ``window.stop - 1`` on each of ``window.pieces``
     pieces of the block cut along ``window.axis`` (within its chunks where the window
@@ -627,16 +653,21 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
     stage is a transform the engine runs on rows where they lie, each piece's first
     stage reads its rows from the whole block (no cut); where it holds one chunk at the
     end and the last stage is such a transform, each piece's last stage writes its rows
-    into the joined block (no join). Where both, piece ``m - 1`` is written once piece
-    ``m`` has been read (the write waits for it), and piece ``m + 1`` read once piece
-    ``m - 1`` is written: piece ``m``'s exchange runs beside both, and no more pieces
-    than that are held at a time. Where the pieces are planes of the outermost axis
-    read and written so, and a block's planes hold as many elements at the end as at
-    the start, the pieces are written over the block they are read from (each over
-    the planes it came from; :func:`_may_write_over`), which XLA then does in place.
-    Where :func:`_in_place` allows, a window cut within its exchange's chunks goes over
-    its block too (:func:`_run_window_in_place`). ``concatenated``: the block is one
-    a window concatenated from its pieces. Returns whether this one did.
+    into the joined block (no join); where the window ends with an exchange that puts
+    each piece's points in every chunk of the axis, and the joined block seen as the
+    start block has them on points ``lo..hi`` of the axis, each piece is copied there
+    (``put_chunks``, no join). Where the pieces are read where they lie, piece
+    ``m - 1`` is written once piece ``m`` has been read (the write waits for it), and
+    piece ``m + 1`` read once piece ``m - 1`` is written: piece ``m``'s exchange runs
+    beside both, and no more pieces than that are held at a time.
+
+    Where the pieces land on the bytes they were read from (the cut axis in the same
+    place at both ends, :func:`_lands_where_read`; or put back so, :func:`_put_view`)
+    they are written over the block they are read from (:func:`_may_write_over`),
+    which XLA then does in place. Where :func:`_in_place` allows, a window cut within
+    its exchange's chunks on its start side goes over its block too
+    (:func:`_run_window_in_place`). ``concatenated``: the block is one a window
+    concatenated from its pieces. Returns whether this one did.
     """
     run.assemble(block)
     how = _in_place(run, block, window, concatenated)
@@ -644,12 +675,15 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         _run_window_in_place(run, block, window, how)
         return False
     writable = _may_write_over(run, block, concatenated)
-    block.settle()
     axis = window.axis
     pos = block.order.index(axis)
+    start_shape = block.shape       # the block's, its buffer kept in the shape it has
+
+    def seen(data):                 # a buffer read in the block's shape
+        return data if data.shape == start_shape else data.reshape(start_shape)
     chunks_in = window.chunks if window.chunked_at_start else 1
     chunks_out = 1 if window.chunked_at_start else window.chunks
-    extent = block.data.shape[pos] // chunks_in         # the points of a chunk
+    extent = start_shape[pos] // chunks_in         # the points of a chunk
     q, r = divmod(extent, window.pieces)
     bounds, at = [], 0
     for k in range(window.pieces):
@@ -657,7 +691,12 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         at = bounds[-1][1]
     first, last = run.stages[window.start], run.stages[window.stop - 1]
     whole = run.shape[axis]
-    parts, joined, writes_rows = [], None, None
+    # pieces whole along the cut axis are read by a kernel (a rows transform, or a
+    # copy where the first stage is no such transform) where the engine has them
+    by_kernel = run.engine.capabilities.rows and chunks_in == 1
+    parts, joined, end_shape = [], None, None
+    writes_rows = None          # the last transform's block axes, where it writes rows
+    puts = None                 # whether the pieces are copied back over the block
     over = None                 # whether the pieces go over the block (first piece decides)
     pending = None              # the last piece's write, made once the next is read
     for lo, hi in bounds:
@@ -665,20 +704,27 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         if window.chunks > 1:         # the piece's logical extent, for its exchange
             sub.shape[axis] = whole // extent * (hi - lo)
         start, stop = window.start, window.stop
-        piece = list(block.data.shape)
+        piece = list(start_shape)
         piece[pos] = hi - lo
         reads = (_rows_transform(run, first, block.order, piece, axis)
                  if chunks_in == 1 else None)
+        source = seen(joined if over else block.data)
+        wait = () if over or joined is None else (joined,)
         if reads is not None:
-            source = joined if over else block.data
-            wait = () if over or joined is None else (joined,)
             part = Block(run.engine.fft_of_rows(source, reads, run.inverse, axis=pos,
                                                 start=lo, stop=hi, scale=block.scale,
                                                 after=wait),
                          block.order)
             start += 1
         else:
-            part = Block(_take_piece(block.data, pos, lo, hi, chunks_in), block.order)
+            if by_kernel:   # it waits, and it is no slice XLA could merge into the
+                #             exchange's own slices of it (those would read the block
+                #             behind the value a write over it waits for)
+                taken = run.engine.take_chunks(source, pos, 1, lo, hi,
+                                               after=wait).reshape(piece)
+            else:
+                taken = _take_piece(source, pos, lo, hi, chunks_in)
+            part = Block(taken, block.order)
             part.scale = block.scale
         if pending is not None:
             joined = pending(after=(part.data,))
@@ -692,18 +738,18 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
                 shape = list(part.data.shape)
                 shape[at_end] = extent
                 if over is None:
-                    over = (reads is not None and pos == 0 and at_end == 0
-                            and math.prod(shape) == block.data.size
+                    over = (writable and chunks_in == 1
                             and part.data.dtype == block.data.dtype
-                            and writable)
+                            and _lands_where_read(start_shape, shape, pos, at_end))
                     joined = block.data if over else None
+                    end_shape = tuple(shape)
 
                 def write(after=(), into=joined, data=part.data, lo=lo, shape=shape,
                           scale=part.take_scale()):
                     return run.engine.fft_into_rows(into, data, writes_rows, run.inverse,
                                                     axis=at_end, start=lo, shape=shape,
                                                     scale=scale, after=after)
-                if over or reads is not None:
+                if by_kernel:
                     pending = write
                 else:
                     joined = write()
@@ -712,18 +758,33 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
             _run_stages(sub, part, stop - 1, stop)
         else:
             _run_stages(sub, part, start, stop)
+        if chunks_out > 1 and puts is not False and writable and by_kernel:
+            view = None
+            if part.order.index(axis) == pos and part.data.dtype == block.data.dtype:
+                view = _put_view(start_shape, part.data.shape, pos, chunks_out, hi - lo)
+            if puts is None:              # decided on the first piece, the same for all
+                puts = over = view is not None
+                joined = block.data if over else None
+                end_shape = tuple(n // chunks_out if i == 0 else n * chunks_out if i == pos
+                                  else n for i, n in enumerate(start_shape))
+            if puts:
+                def put(after=(), into=joined, data=part._scaled().reshape(view), lo=lo):
+                    return run.engine.put_chunks(into, data, pos, 1, lo, shape=start_shape,
+                                                 after=after)
+                pending = put
+                continue
         parts.append(part)
     if pending is not None:
         joined = pending()
     if joined is not None:
         block.data, block.order, block.scale = joined, part.order, 1.0
-        if over:
-            block.view = tuple(shape)
+        block.view = end_shape if over and joined.shape != end_shape else None
     else:
         # every piece ran the same steps: the same order and pending factor
         block.order, block.scale = parts[0].order, parts[0].scale
         block.data = _join_pieces([part.data for part in parts], block.order.index(axis),
                                   chunks_out)
+        block.view = None
     run.shape[:] = sub.shape
     run.shape[axis] = whole
     return joined is None

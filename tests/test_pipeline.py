@@ -212,10 +212,13 @@ def test_a_pencils_pieces_are_read_and_written_where_they_lie():
     the leading axis, reads each piece's rows for its FFT along axis 2 and writes them
     after its FFT along axis 1 (rows of the leading axis are one contiguous block) into
     a new block; the second, cut within its exchange's chunks, takes its pieces out of
-    that block and writes them back over it after its FFT along axis 0. Backward, the
-    windows write after their last FFT (along axis 1, before the rows of axis 2; along
-    axis 2, rows of the leading axis). Forward 3 reads and 1 new block written, 2 writes
-    into it, 3 takes and 3 writes over it; backward 2 and 4. The values are numpy's."""
+    that block and writes them back over it after its FFT along axis 0. Backward (the
+    argument kept), the first window takes its pieces (along axis 2) out of the argument
+    and writes them after its FFT along axis 1 into a new block, which the second
+    window (along axis 0) takes its pieces from and writes them back over after its FFT
+    along axis 2. Forward 3 reads and 1 new block written, 2 writes into it, 3 takes and
+    3 writes over it; backward 1 new block, 5 writes into blocks, 6 takes. The values
+    are numpy's."""
     _native_or_skip("native")
     rng = np.random.default_rng(15)
     shape = (16, 12, 10)
@@ -228,7 +231,8 @@ def test_a_pencils_pieces_are_read_and_written_where_they_lie():
     y = jax.jit(plan.forward)(xs)
     assert rel_err(y, np.fft.fftn(x)) < 1e-14
     backward = jax.jit(plan.backward).trace(y).lower().as_text()
-    assert (backward.count("@pfft_c2c_rows("), backward.count("@pfft_c2c_rows_into(")) == (2, 4)
+    assert (backward.count("@pfft_c2c_rows("), backward.count("@pfft_c2c_rows_into("),
+            backward.count("@pfft_take_chunks(")) == (1, 5, 6)
     assert rel_err(jax.jit(plan.backward)(y), x) < 1e-14
 
 
@@ -438,3 +442,51 @@ def test_a_pencil_in_pieces_works_in_two_blocks_kept_and_one_and_a_half_donated(
     assert kept <= 2.55, kept
     assert donated <= 1.55, donated
     assert kept_joined >= kept + 0.6, (kept_joined, kept)
+
+
+def test_inverse_windows_write_their_pieces_over_the_blocks_they_read():
+    """Backward, 64^3 in 8 pieces. A native 2x4 pencil's first window (cut along the
+    innermost axis) writes each piece after its FFT along axis 1 on the bytes it read,
+    as does its second (planes of the leading axis): the argument kept, a device holds
+    it, one block and the pieces in flight; with overwrite_x and the argument donated,
+    the whole transform works in the argument's buffer. A slab's window (an FFT along
+    axis 0, then the exchange) puts each received piece back on the bytes it was read
+    from (put_chunks) where it may write over the argument; the 2-D FFT after it then
+    runs on a copy XLA makes of the block seen in its new shape. With the writes over
+    blocks turned off, a block more (pencil) and a quarter more (slab); the values are
+    numpy's throughout."""
+    _native_or_skip("native")
+    import pfft.executor as executor
+    x = random_array(np.random.default_rng(23), (64, 64, 64), np.complex64)
+    block = x.nbytes / 8
+
+    def blocks(grid, overwrite_x, donate):
+        plan = pfft.plan(x.shape, x.dtype, _mesh(grid), engine="native", pipeline=8,
+                         overwrite_x=overwrite_x)
+        y = jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding))
+        f = jax.jit(plan.backward, donate_argnums=0 if donate else ())
+        compiled = f.lower(y).compile()
+        m = compiled.memory_analysis()
+        used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+        puts = compiled.as_text().count("custom_call_target=\"pfft_put_chunks\"")
+        assert rel_err(f(y), x) < 1e-6
+        return (used - (m.alias_size_in_bytes if donate else 0)) / block, puts
+
+    pencil_kept, _ = blocks((2, 4), False, False)
+    pencil_donated, _ = blocks((2, 4), True, True)
+    slab_donated, slab_puts = blocks((8,), True, True)
+    real = executor._may_write_over
+    try:
+        executor._may_write_over = lambda *args: False
+        pfft.clear_plan_cache()
+        pencil_off, _ = blocks((2, 4), True, True)
+        slab_off, slab_off_puts = blocks((8,), True, True)
+    finally:
+        executor._may_write_over = real
+        pfft.clear_plan_cache()
+    assert pencil_kept <= 2.55, pencil_kept
+    assert pencil_donated <= 1.55, pencil_donated
+    assert pencil_off >= pencil_donated + 0.9, (pencil_off, pencil_donated)
+    assert (slab_puts, slab_off_puts) == (8, 0)
+    assert slab_donated <= 2.05, slab_donated
+    assert slab_off >= slab_donated + 0.2, (slab_off, slab_donated)
