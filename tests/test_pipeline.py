@@ -38,6 +38,15 @@ def _native_or_skip(engine):
         pytest.skip(f"native CPU engine: {pfft.engines.native.unavailable_reason('cpu')}")
 
 
+def _blocks_held(compiled, block_bytes: float, donated: bool = False) -> float:
+    """The memory a device needs for a compiled program (arguments, outputs and
+    temporaries, from XLA's ``memory_analysis``; a donated argument aliased to an
+    output counted once), in blocks of ``block_bytes``."""
+    m = compiled.memory_analysis()
+    used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+    return (used - (m.alias_size_in_bytes if donated else 0)) / block_bytes
+
+
 def _chains(grid, kind, shape=(16, 12, 10)):
     mesh_shape = tuple(zip(("x", "y", "z"), grid))
     chain = build_chain(default_layout(shape, (0, 1, 2), mesh_shape), (0, 1, 2), kind=kind,
@@ -188,9 +197,8 @@ def test_a_window_written_over_its_block_needs_less_memory():
 
     def blocks(plan):
         xs = jax.device_put(x, plan.in_sharding)
-        m = jax.jit(plan.forward).lower(xs).compile().memory_analysis()
-        used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-        return used / (x.nbytes / 4), jax.jit(plan.forward)(xs)
+        compiled = jax.jit(plan.forward).lower(xs).compile()
+        return _blocks_held(compiled, x.nbytes / 4), jax.jit(plan.forward)(xs)
 
     in_place, y = blocks(pfft.plan(x.shape, x.dtype, mesh, engine="native", pipeline=4))
     real = executor._in_place
@@ -371,11 +379,8 @@ def test_a_donated_slab_in_pieces_works_in_one_block_and_a_half():
                          overwrite_x=overwrite_x)
         f = jax.jit(plan.forward, donate_argnums=0)
         xs = jax.device_put(x, plan.in_sharding)
-        m = f.lower(xs).compile().memory_analysis()
-        used = (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-                - m.alias_size_in_bytes)
         assert rel_err(f(xs), np.fft.fftn(x.astype(np.complex128))) < 1e-6
-        return used / block
+        return _blocks_held(f.lower(xs).compile(), block, donated=True)
 
     overwriting, reading = donated(True), donated(False)
     assert overwriting <= 1.55, overwriting
@@ -425,10 +430,8 @@ def test_a_pencil_in_pieces_works_in_two_blocks_kept_and_one_and_a_half_donated(
                          overwrite_x=overwrite_x)
         f = jax.jit(plan.forward, donate_argnums=0 if donate else ())
         xs = jax.device_put(x, plan.in_sharding)
-        m = f.lower(xs).compile().memory_analysis()
-        used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
         assert rel_err(f(xs), want) < 1e-6
-        return (used - (m.alias_size_in_bytes if donate else 0)) / block
+        return _blocks_held(f.lower(xs).compile(), block, donated=donate)
 
     kept, donated = blocks(False, False), blocks(True, True)
     real = executor._may_write_over
@@ -466,11 +469,9 @@ def test_inverse_windows_write_their_pieces_over_the_blocks_they_read():
         y = jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding))
         f = jax.jit(plan.backward, donate_argnums=0 if donate else ())
         compiled = f.lower(y).compile()
-        m = compiled.memory_analysis()
-        used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
         puts = compiled.as_text().count("custom_call_target=\"pfft_put_chunks\"")
         assert rel_err(f(y), x) < 1e-6
-        return (used - (m.alias_size_in_bytes if donate else 0)) / block, puts
+        return _blocks_held(compiled, block, donated=donate), puts
 
     pencil_kept, _ = blocks((2, 4), False, False)
     pencil_donated, _ = blocks((2, 4), True, True)
