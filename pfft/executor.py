@@ -52,8 +52,9 @@ class Block:
     def settle(self) -> None:
         """``data`` in the block's shape. A window that wrote its pieces over its input
         leaves the block in the input's shape (:attr:`view` the block's): a reshape
-        between that window's writes and the next window's over the same buffer would
-        cost XLA a copy of the block; any other step reshapes it first."""
+        between that window's writes and the next in-place step over the same buffer
+        (a window's, a strided complex FFT's, which see it in its shape) would cost XLA
+        a copy of the block; any other step reshapes it first."""
         if self.view is not None:
             self.data, self.view = self.data.reshape(self.view), None
 
@@ -90,11 +91,12 @@ def _fft(block: Block, axes, inverse: bool, engine, inplace: bool,
          overwrite: bool = False) -> None:
     """A complex transform over ``axes``: in place where ``inplace`` (its input dead
     after it), on a kernel that can where ``overwrite`` (the plan's ``overwrite_x``)."""
-    if engine.capabilities.strided:   # where the axes lie; the pending scale fused in
-        pos = tuple(block.order.index(a) for a in axes)
+    if engine.capabilities.strided:   # where the axes lie; the pending scale fused in,
+        pos = tuple(block.order.index(a) for a in axes)   # the block seen in its shape
         block.data = engine.fft(block.data, pos, inverse, scale=block.take_scale(),
-                                inplace=inplace, prefer_inplace=overwrite)
+                                inplace=inplace, prefer_inplace=overwrite, shape=block.view)
         return
+    block.settle()
     # a pending scale rides on the reorder if there is one, else stays pending
     # (FFTs are linear) until the next copy the chain makes anyway
     block.permute(_order_for(block.order, axes))
@@ -463,12 +465,16 @@ def _natural_scale(chain: Chain, inverse: bool, engine) -> float:
 
 def _run_stages(run: _Run, block: Block, start: int, stop: int) -> None:
     """Stages ``start`` to ``stop - 1``, each by its kind's step, except DCT/DST stages
-    in a row that run as one group (:func:`_r2r_group`)."""
-    block.settle()
+    in a row that run as one group (:func:`_r2r_group`). A block a window left in its
+    input's shape (:meth:`Block.settle`) stays so for a complex FFT on a strided engine,
+    which sees it in its own shape (so XLA copies nothing to transform it in place)."""
     i = start
     while i < stop:
         if run.pieces and block.order != tuple(range(len(block.order))):  # pragma: no cover
             raise RuntimeError(f"pieces path: block in axis order {block.order}")  # a defect
+        if not (isinstance(run.stages[i], LocalFFT) and run.engine.capabilities.strided
+                and not run.pieces):
+            block.settle()
         group = _r2r_group(run, i, stop)
         if group:
             run.assemble(block)
@@ -699,6 +705,7 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
     puts = None                 # whether the pieces are copied back over the block
     over = None                 # whether the pieces go over the block (first piece decides)
     pending = None              # the last piece's write, made once the next is read
+    written = False             # whether ``joined`` holds a piece written already
     for lo, hi in bounds:
         sub = replace(run, shape=list(run.shape))
         if window.chunks > 1:         # the piece's logical extent, for its exchange
@@ -709,7 +716,7 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         reads = (_rows_transform(run, first, block.order, piece, axis)
                  if chunks_in == 1 else None)
         source = seen(joined if over else block.data)
-        wait = () if over or joined is None else (joined,)
+        wait = (joined,) if written and not over else ()
         if reads is not None:
             part = Block(run.engine.fft_of_rows(source, reads, run.inverse, axis=pos,
                                                 start=lo, stop=hi, scale=block.scale,
@@ -719,18 +726,20 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         else:
             if by_kernel:   # it waits, and it is no slice XLA could merge into the
                 #             exchange's own slices of it (those would read the block
-                #             behind the value a write over it waits for)
-                taken = run.engine.take_chunks(source, pos, 1, lo, hi,
-                                               after=wait).reshape(piece)
+                #             behind the value a write over it waits for); kept in the
+                #             copy's shape, seen in the piece's (an FFT of it in place)
+                part = Block(run.engine.take_chunks(source, pos, 1, lo, hi, after=wait),
+                             block.order)
+                part.view = tuple(piece)
             else:
-                taken = _take_piece(source, pos, lo, hi, chunks_in)
-            part = Block(taken, block.order)
+                part = Block(_take_piece(source, pos, lo, hi, chunks_in), block.order)
             part.scale = block.scale
         if pending is not None:
-            joined = pending(after=(part.data,))
+            joined, written = pending(after=(part.data,)), True
             pending = None
         if chunks_out == 1 and start < stop and writes_rows is not False:
             _run_stages(sub, part, start, stop - 1)
+            part.settle()
             at_end = part.order.index(axis)
             if writes_rows is None:       # decided on the first piece, the same for all
                 writes_rows = _rows_transform(run, last, part.order, part.data.shape, axis)
@@ -752,19 +761,22 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
                 if by_kernel:
                     pending = write
                 else:
-                    joined = write()
+                    joined, written = write(), True
                 continue
             writes_rows = False
             _run_stages(sub, part, stop - 1, stop)
         else:
             _run_stages(sub, part, start, stop)
-        if chunks_out > 1 and puts is not False and writable and by_kernel:
+        part.settle()
+        if chunks_out > 1 and puts is not False and by_kernel:
             view = None
             if part.order.index(axis) == pos and part.data.dtype == block.data.dtype:
                 view = _put_view(start_shape, part.data.shape, pos, chunks_out, hi - lo)
             if puts is None:              # decided on the first piece, the same for all
-                puts = over = view is not None
-                joined = block.data if over else None
+                puts = view is not None
+                over = puts and writable  # else into a new block seen as the start one
+                joined = (block.data if over else jnp.zeros(start_shape, block.data.dtype)
+                          if puts else None)
                 end_shape = tuple(n // chunks_out if i == 0 else n * chunks_out if i == pos
                                   else n for i, n in enumerate(start_shape))
             if puts:
@@ -778,7 +790,7 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         joined = pending()
     if joined is not None:
         block.data, block.order, block.scale = joined, part.order, 1.0
-        block.view = end_shape if over and joined.shape != end_shape else None
+        block.view = end_shape if (over or puts) and joined.shape != end_shape else None
     else:
         # every piece ran the same steps: the same order and pending factor
         block.order, block.scale = parts[0].order, parts[0].scale

@@ -444,6 +444,45 @@ def test_cufft_plan_cache_calls_need_the_gpu_kernels():
         native.set_cufft_plan_cache_size(0)
 
 
+@on_each_platform
+def test_c2c_sees_a_block_as_another_shape(platform):
+    """fft(x, axes, shape=s): the transform of x seen as s (numpy: reshape, fftn,
+    reshape back), the result in x's shape: out of place, in place on a donated block,
+    under vmap (a batch axis in front of both), its gradient, and through the per-stage
+    engine on either of its routes (lax.fft for the innermost axes, the kernel for the
+    leading one). A shape of another size is refused."""
+    rng = np.random.default_rng(31)
+    x = random_array(rng, (8, 6, 10), np.complex128)
+    view = (4, 12, 10)
+
+    def want(a, axes):
+        return np.fft.fftn(a.reshape(view), axes=axes).reshape(a.shape)
+
+    xs = _put(x, platform)
+    assert rel_err(native.fft(xs, (1, 2), shape=view), want(x, (1, 2))) < 1e-13
+    in_place = jax.jit(lambda a: native.fft(a, (0, 1), True, scale=1 / 48, inplace=True,
+                                            shape=view), donate_argnums=0)
+    got = in_place(_put(x, platform))
+    assert got.shape == x.shape
+    assert rel_err(got, np.fft.ifftn(x.reshape(view), axes=(0, 1)).reshape(x.shape)) < 1e-13
+    batch = random_array(rng, (3,) + x.shape, np.complex128)
+    got = jax.vmap(lambda a: native.fft(a, (1,), shape=view))(_put(batch, platform))
+    assert rel_err(got, np.stack([want(b, (1,)) for b in batch])) < 1e-13
+    ct = random_array(rng, x.shape, np.complex128)
+    grad = jax.grad(lambda a: jnp.real(jnp.vdot(_put(ct, platform),
+                                                native.fft(a, (1, 2), shape=view))))(xs)
+    # JAX's gradient of Re<ct, F x> is F^T conj(ct), and the DFT matrix is symmetric
+    assert rel_err(grad, want(np.conj(ct), (1, 2))) < 1e-13
+    if platform == "cpu":
+        eng = choice.PerStageEngine(native, 1, "cpu", False)
+        with eng.recording() as log:
+            assert rel_err(eng.fft(xs, (1, 2), False, shape=view), want(x, (1, 2))) < 1e-13
+            assert rel_err(eng.fft(xs, (0,), False, shape=view), want(x, (0,))) < 1e-13
+        assert log == ["xla", "native"]
+    with pytest.raises(ValueError, match="cannot be seen as"):
+        native.fft(xs, (0,), shape=(4, 12, 12))
+
+
 @needs_cpu_kernels
 def test_per_stage_engine_routes_each_transform_and_matches_numpy():
     """The GPU's ``engine="auto"`` sends a transform over the innermost axes (the halved

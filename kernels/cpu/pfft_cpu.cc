@@ -4,7 +4,10 @@
 // loaded with ctypes and registered through jax.ffi.pycapsule:
 //
 //   PfftC2C  complex -> complex over any axes, in place when XLA aliases the
-//            output to the input (input_output_aliases={0: 0}), else out of place
+//            output to the input (input_output_aliases={0: 0}), else out of place;
+//            attribute `shape` (int64 array): the block seen as that shape, the same
+//            number of elements, the axes counted in it (empty: its own), so that a
+//            block written in place in one layout is transformed in place in another
 //   PfftR2C  real -> complex over any axes, the last listed axis halved (n//2+1)
 //   PfftC2R  complex -> real over any axes, the last listed axis of n real points
 //   PfftC2CRows      complex -> complex over axes that end right before axis `axis`:
@@ -129,12 +132,17 @@ void Real(const void *in, void *out, const Layout &li, const Layout &lo, const S
     ducc0::c2r(src, dst, axes, forward, static_cast<T>(scale), nthreads);
 }
 
+// `shape`: the block seen as this shape (the same number of elements; empty: its own)
 ffi::Error C2CImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
                    ffi::Span<const int64_t> axes, bool forward, double scale,
-                   int64_t nthreads) {
-  auto dims = x.dimensions();
-  if (y->element_type() != x.element_type() || y->dimensions().size() != dims.size())
+                   int64_t nthreads, ffi::Span<const int64_t> shape) {
+  if (y->element_type() != x.element_type() || y->dimensions().size() != x.dimensions().size())
     return ffi::Error::InvalidArgument("pfft c2c: output must match the input");
+  auto dims = shape.size() == 0 ? x.dimensions() : shape;
+  size_t count = 1;
+  for (int64_t d : dims) count *= static_cast<size_t>(d);
+  if (count != x.element_count())
+    return ffi::Error::InvalidArgument("pfft c2c: shape does not hold the block's elements");
   Shape ax;
   if (auto err = ResolveAxes(axes, dims.size(), ax); err.failure()) return err;
   Layout l = RowMajor(dims);
@@ -377,7 +385,8 @@ ffi::Error R2RImpl(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
 
 // Built with -fvisibility=hidden (DUCC stays private); the handlers are the exports.
 #pragma GCC visibility push(default)
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CImpl, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CImpl,
+                              PFFT_BIND.Attr<ffi::Span<const int64_t>>("shape"));
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, RealImpl<true>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, RealImpl<false>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2R, R2RImpl,
@@ -416,9 +425,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksImpl,
 // Version of this library's calling convention, checked by pfft/engines/_kernels.py.
 // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below;
 // 8: the rows handlers; 9: PfftTakeChunks, the rows' out_shape, operands waited for;
-// 10: operands waited for by PfftC2CRows too; 11: PfftPutChunks, and operands waited
-// for by PfftTakeChunks
-extern "C" int pfft_cpu_abi_version() { return 11; }
+// 10: operands waited for by PfftC2CRows too; 11: PfftPutChunks, operands waited for
+// by PfftTakeChunks; 12: PfftC2C's `shape`
+extern "C" int pfft_cpu_abi_version() { return 12; }
 
 // Huge-page advice on the buffers the kernels write first (huge_pages.h): on (1, the
 // default) or off (0). pfft's loader sets it from $PFFT_NO_HUGEPAGE_ADVICE; the

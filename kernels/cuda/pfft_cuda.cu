@@ -2,7 +2,8 @@
 //
 // Same targets and attributes as kernels/cpu/pfft_cpu.cc (axes counted from the end,
 // forward, scale, nthreads [ignored here]):
-//   PfftC2C  complex -> complex; in place when XLA aliases output to input
+//   PfftC2C  complex -> complex; in place when XLA aliases output to input; attribute
+//            `shape`: the block seen as that shape (empty: its own)
 //   PfftR2C  real -> complex, the last listed axis halved
 //   PfftC2R  complex -> real, the last listed axis of n real points
 //   PfftC2CRows      complex -> complex over axes that end right before axis `axis`:
@@ -413,13 +414,24 @@ std::string TooSmall(long long need, long long have) {
 // The three handlers: check the buffers, make the schedule, run it on the stream.
 // C2C runs in place when XLA aliases the output to the input (donated). `ws` is the
 // working memory, pfft_cuda_workspace_size() bytes for this block.
+// `view` (C2C only): the block seen as that shape, the same number of elements (empty:
+// its own).
 ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::AnyBuffer x,
                      ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
-                     ffi::Span<const int64_t> axes, bool forward, double scale) {
+                     ffi::Span<const int64_t> axes, bool forward, double scale,
+                     ffi::Span<const int64_t> view = {}) {
   bool dbl = false;
   if (const char *types = TypesError(kind, x.element_type(), y->element_type(), dbl))
     return ffi::Error::InvalidArgument(types);
   auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
+  if (view.size() != 0) {
+    long long count = 1;
+    for (int64_t d : view) count *= d;
+    if (kind != cs::Kind::kC2C || din != dout ||
+        count != static_cast<long long>(x.element_count()))
+      return ffi::Error::InvalidArgument("pfft c2c: shape does not hold the block's elements");
+    din = dout = Dims(view);
+  }
   std::vector<int> ax;
   std::string err = cs::ResolveAxes(axes.begin(), axes.size(), int(din.size()), ax);
   if (!err.empty()) return ffi::Error::InvalidArgument(err);
@@ -440,6 +452,14 @@ ffi::Error Handler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBu
                    ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes, bool forward,
                    double scale, int64_t /*nthreads: CPU only*/) {
   return Transform(kKind, stream, x, y, ws, axes, forward, scale);
+}
+
+// C2C, the block seen as `shape` (empty: its own)
+ffi::Error C2CHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
+                      ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
+                      bool forward, double scale, int64_t /*nthreads: CPU only*/,
+                      ffi::Span<const int64_t> shape) {
+  return Transform(cs::Kind::kC2C, stream, x, y, ws, axes, forward, scale, shape);
 }
 
 // The rows handlers (C2C): rows of axis `axis` (counted from the end) read from row
@@ -588,7 +608,8 @@ long long WorkspaceBytes(const cs::Schedule &s, bool dbl, const char *who) {
       .Attr<int64_t>("nthreads")
 
 #pragma GCC visibility push(default)
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, Handler<cs::Kind::kC2C>, PFFT_BIND);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CHandler,
+                              PFFT_BIND.Attr<ffi::Span<const int64_t>>("shape"));
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, Handler<cs::Kind::kR2C>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, Handler<cs::Kind::kC2R>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsHandler,
@@ -623,8 +644,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksHandler,
 // 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
 // 3: the rows handlers (pfft_cuda_rows_workspace_size)
 // 4: PfftTakeChunks, the rows' out_shape, operands waited for; 5: by PfftC2CRows too
-// 6: PfftPutChunks, and operands waited for by PfftTakeChunks
-extern "C" int pfft_cuda_abi_version() { return 6; }
+// 6: PfftPutChunks, operands waited for by PfftTakeChunks; 7: PfftC2C's `shape`
+extern "C" int pfft_cuda_abi_version() { return 7; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
 // block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double

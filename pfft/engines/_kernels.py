@@ -51,7 +51,7 @@ TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R",
 PLATFORM_TARGETS = {"cpu": {"pfft_pieces": "PfftPieces", "pfft_pieces_pair": "PfftPiecesPair",
                             "pfft_r2r": "PfftR2R"}, "cuda": {}}
 # the calling convention each library must report (rebuild when it changes)
-ABI_VERSIONS = {"cpu": 11, "cuda": 6}
+ABI_VERSIONS = {"cpu": 12, "cuda": 7}
 _XLA = {"cpu": ("cpu", "pfft_cpu_abi_version"), "cuda": ("CUDA", "pfft_cuda_abi_version")}
 # how to get the kernels: what the warnings and errors suggest
 BUILD_HINT = ("reinstall pfft from source so that they are built (`pip install .`, which "

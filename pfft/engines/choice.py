@@ -138,9 +138,10 @@ class BoundEngine:
     def fft_pieces_pair(self, pieces, axes, ns, **kw):
         return self.module.fft_pieces_pair(pieces, axes, ns, nthreads=self.nthreads, **kw)
 
-    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False, prefer_inplace=False):
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False, prefer_inplace=False,
+            shape=None):
         return self.module.fft(x, axes, inverse, scale=scale, inplace=inplace,
-                               nthreads=self.nthreads)
+                               nthreads=self.nthreads, shape=shape)
 
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         return self.module.rfft(x, axes, inverse=inverse, scale=scale, nthreads=self.nthreads)
@@ -232,15 +233,18 @@ class PerStageEngine(BoundEngine):
         finally:
             self._recording.log = None
 
-    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False, prefer_inplace=False):
-        axes = tuple(a % x.ndim for a in axes)
-        n = math.prod(x.shape[a] for a in axes)
-        if self.route(axes, x.shape, real=False, scales_inverse=inverse, scale=scale, n=n,
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False, prefer_inplace=False,
+            shape=None):
+        seen = tuple(x.shape if shape is None else shape)   # the block the axes count in
+        axes = tuple(a % len(seen) for a in axes)
+        n = math.prod(seen[a] for a in axes)
+        if self.route(axes, seen, real=False, scales_inverse=inverse, scale=scale, n=n,
                       in_place=inplace and prefer_inplace) is not xla:
-            return super().fft(x, axes, inverse, scale=scale, inplace=inplace)
-        y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
-             else (jnp.fft.ifftn if inverse else jnp.fft.fftn)(x, axes=axes))
-        return _scaled(y, scale * (n if inverse else 1))
+            return super().fft(x, axes, inverse, scale=scale, inplace=inplace, shape=shape)
+        v = x.reshape(seen)
+        y = (xla.fft_trailing(v, len(axes), inverse) if _trailing(axes, v.ndim)
+             else (jnp.fft.ifftn if inverse else jnp.fft.fftn)(v, axes=axes))
+        return _scaled(y, scale * (n if inverse else 1)).reshape(x.shape)
 
     def rows_for(self, positions, shape, axis) -> bool:
         """As the native engine's, where its kernel runs each plan in one launch: then

@@ -204,9 +204,10 @@ def _on_platform(branches: dict, *operands):
 
 
 def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
-          nthreads: int | None, inplace: bool = False) -> jax.Array:
+          nthreads: int | None, inplace: bool = False, view=None) -> jax.Array:
     """The custom call ``target`` on ``x`` (``shape`` and ``dtype`` its result's), for
-    each platform whose kernels are loaded.
+    each platform whose kernels are loaded; ``view`` (``pfft_c2c`` only): the block
+    seen as that shape by the kernel, the axes counted in it.
 
     The array may live on either platform: a concrete array's devices say which kernel
     runs; a traced one gets both, and ``lax.platform_dependent`` lowers the one XLA
@@ -217,6 +218,8 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     platforms = _platforms(x)
     attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
                  scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
+    if target == "pfft_c2c":
+        attrs["shape"] = np.asarray(view or (), dtype=np.int64)
     aliases = {0: 0} if inplace else None
 
     @jax.custom_batching.custom_vmap
@@ -229,8 +232,8 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
                 input_output_aliases=aliases)(b, **attrs)
         if "cuda" in platforms:
             double = np.dtype(a.dtype) in (np.float64, np.complex128)
-            nbytes = gpu_workspace_bytes(target, tuple(a.shape), tuple(shape), tuple(axes),
-                                         double)
+            seen_in, seen_out = (tuple(view),) * 2 if view else (tuple(a.shape), tuple(shape))
+            nbytes = gpu_workspace_bytes(target, seen_in, seen_out, tuple(axes), double)
             branches["cuda"] = lambda b: jax.ffi.ffi_call(
                 target, (result, _workspace_type(b, nbytes)), vmap_method="broadcast_all",
                 input_output_aliases=aliases)(b, **attrs)[0]
@@ -240,23 +243,24 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     def _batched(axis_size, in_batched, a):
         # the batch dimension in front: the kernel transforms the batched block
         return _call(target, a, (axis_size, *shape), dtype, axes, inverse, scale, nthreads,
-                     inplace), True
+                     inplace, view and (axis_size, *view)), True
 
     return call(x)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
-def _c2c(x, axes, inverse, scale, inplace, nthreads):
-    return _call("pfft_c2c", x, x.shape, x.dtype, axes, inverse, scale, nthreads, inplace)
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5, 6))
+def _c2c(x, axes, inverse, scale, inplace, nthreads, view=None):
+    return _call("pfft_c2c", x, x.shape, x.dtype, axes, inverse, scale, nthreads, inplace,
+                 view)
 
 
-def _c2c_fwd(x, axes, inverse, scale, inplace, nthreads):
-    return _c2c(x, axes, inverse, scale, inplace, nthreads), None
+def _c2c_fwd(x, axes, inverse, scale, inplace, nthreads, view=None):
+    return _c2c(x, axes, inverse, scale, inplace, nthreads, view), None
 
 
-def _c2c_bwd(axes, inverse, scale, inplace, nthreads, _, ct):
+def _c2c_bwd(axes, inverse, scale, inplace, nthreads, view, _, ct):
     # the DFT matrix is symmetric: the transpose of this linear map is itself
-    return (_c2c(ct, axes, inverse, scale, False, nthreads),)
+    return (_c2c(ct, axes, inverse, scale, False, nthreads, view),)
 
 
 _c2c.defvjp(_c2c_fwd, _c2c_bwd)
@@ -313,7 +317,7 @@ _c2r.defvjp(_c2r_fwd, _c2r_bwd)
 
 def fft(x: jax.Array, axes: int | Sequence[int], inverse: bool = False, *,
         scale: float = 1.0, inplace: bool = False, nthreads: int | None = None,
-        prefer_inplace: bool = False) -> jax.Array:
+        prefer_inplace: bool = False, shape: Sequence[int] | None = None) -> jax.Array:
     """Complex FFT of ``x`` over ``axes`` (any axes, any order), unnormalised.
 
     Parameters
@@ -333,6 +337,11 @@ def fft(x: jax.Array, axes: int | Sequence[int], inverse: bool = False, *,
     prefer_inplace : bool
         The executor's hint that working in the input's buffer pays (an engine choosing
         between kernels picks one that can); this kernel always can: no effect.
+    shape : sequence of int, optional
+        ``x`` seen as this shape (the same number of elements), ``axes`` counted in
+        it: ``fftn(x.reshape(shape), axes).reshape(x.shape)`` without the reshapes, so
+        that a block kept in one shape (written in place so) is transformed in place
+        in another (a reshape between two in-place calls costs XLA a copy).
 
     Returns
     -------
@@ -342,10 +351,11 @@ def fft(x: jax.Array, axes: int | Sequence[int], inverse: bool = False, *,
     """
     x = jnp.asarray(x)
     x = x.astype(_complex_dtype(x.dtype))
-    axes = _axes(axes, x.ndim)
+    view = None if shape is None or tuple(shape) == x.shape else _seen_as(x, shape)
+    axes = _axes(axes, x.ndim if view is None else len(view))
     if not axes or x.size == 0:
         return x * jnp.asarray(scale, x.real.dtype) if scale != 1.0 else x
-    return _c2c(x, axes, bool(inverse), float(scale), bool(inplace), nthreads)
+    return _c2c(x, axes, bool(inverse), float(scale), bool(inplace), nthreads, view)
 
 
 def rfft(x: jax.Array, axes: int | Sequence[int], *, inverse: bool = False,
