@@ -73,4 +73,15 @@ inline std::string MakeChunkCopy(bool same_type, long long block_bytes, long lon
   return "";
 }
 
+// The same from the two buffers of a handler (XLA FFI buffers: element_type(),
+// size_bytes()), `block` the one whose chunks hold the points.
+template <typename Block, typename Piece>
+std::string ChunkCopyOf(const Block &block, const Piece &piece, int64_t outer, int64_t chunks,
+                        int64_t chunk, int64_t start, int64_t width, ChunkCopy &g) {
+  return MakeChunkCopy(block.element_type() == piece.element_type(),
+                       static_cast<long long>(block.size_bytes()),
+                       static_cast<long long>(piece.size_bytes()), outer, chunks, chunk, start,
+                       width, g);
+}
+
 }  // namespace pfft

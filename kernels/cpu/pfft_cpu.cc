@@ -311,9 +311,7 @@ ffi::Error TakeChunksImpl(ffi::AnyBuffer block, ffi::RemainingArgs /*after*/,
                           int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
                           int64_t width) {
   pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(
-      piece->element_type() == block.element_type(), static_cast<long long>(block.size_bytes()),
-      static_cast<long long>(piece->size_bytes()), outer, chunks, chunk, start, width, g);
+  std::string err = pfft::ChunkCopyOf(block, *piece, outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
   CopyChunks(g, false, block.untyped_data(), piece->untyped_data());
   return ffi::Error::Success();
@@ -327,9 +325,7 @@ ffi::Error PutChunksImpl(ffi::AnyBuffer into, ffi::AnyBuffer piece,
   if (into.untyped_data() != y->untyped_data())
     return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
   pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(
-      piece.element_type() == y->element_type(), static_cast<long long>(y->size_bytes()),
-      static_cast<long long>(piece.size_bytes()), outer, chunks, chunk, start, width, g);
+  std::string err = pfft::ChunkCopyOf(*y, piece, outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
   CopyChunks(g, true, piece.untyped_data(), y->untyped_data());
   return ffi::Error::Success();

@@ -543,12 +543,11 @@ ffi::Error CopyChunks(cudaStream_t stream, const pfft::ChunkCopy &g, bool put, c
 
 // points start..start + width of every chunk, chunks first
 ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
-                             ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> piece, int64_t outer, int64_t chunks,
-                             int64_t chunk, int64_t start, int64_t width) {
+                             ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> piece,
+                             int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
+                             int64_t width) {
   pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(
-      piece->element_type() == block.element_type(), static_cast<long long>(block.size_bytes()),
-      static_cast<long long>(piece->size_bytes()), outer, chunks, chunk, start, width, g);
+  std::string err = pfft::ChunkCopyOf(block, *piece, outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
   return CopyChunks(stream, g, false, block.untyped_data(), piece->untyped_data());
 }
@@ -561,9 +560,7 @@ ffi::Error PutChunksHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBu
   if (into.untyped_data() != y->untyped_data())
     return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
   pfft::ChunkCopy g;
-  std::string err = pfft::MakeChunkCopy(
-      piece.element_type() == y->element_type(), static_cast<long long>(y->size_bytes()),
-      static_cast<long long>(piece.size_bytes()), outer, chunks, chunk, start, width, g);
+  std::string err = pfft::ChunkCopyOf(*y, piece, outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
   return CopyChunks(stream, g, true, piece.untyped_data(), y->untyped_data());
 }
