@@ -774,9 +774,10 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
                 view = _put_view(start_shape, part.data.shape, pos, chunks_out, hi - lo)
             if puts is None:              # decided on the first piece, the same for all
                 puts = view is not None
-                over = puts and writable  # else into a new block seen as the start one
-                joined = (block.data if over else jnp.zeros(start_shape, block.data.dtype)
-                          if puts else None)
+                over = puts and writable
+                if puts:                  # over the block, else a new one seen as it
+                    joined = (block.data if over else
+                              jnp.zeros(start_shape, block.data.dtype))
                 end_shape = tuple(n // chunks_out if i == 0 else n * chunks_out if i == pos
                                   else n for i, n in enumerate(start_shape))
             if puts:
@@ -790,7 +791,8 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         joined = pending()
     if joined is not None:
         block.data, block.order, block.scale = joined, part.order, 1.0
-        block.view = end_shape if (over or puts) and joined.shape != end_shape else None
+        # a block written over, or put into, keeps the shape it was made in
+        block.view = end_shape if joined.shape != end_shape else None
     else:
         # every piece ran the same steps: the same order and pending factor
         block.order, block.scale = parts[0].order, parts[0].scale
