@@ -670,10 +670,13 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
     Where the pieces land on the bytes they were read from (the cut axis in the same
     place at both ends, :func:`_lands_where_read`; or put back so, :func:`_put_view`)
     they are written over the block they are read from (:func:`_may_write_over`),
-    which XLA then does in place. Where :func:`_in_place` allows, a window cut within
-    its exchange's chunks on its start side goes over its block too
-    (:func:`_run_window_in_place`). ``concatenated``: the block is one a window
-    concatenated from its pieces. Returns whether this one did.
+    which XLA then does in place: by the last transform where it writes rows, else
+    (on an engine with chunk copies) by copying each transformed piece back
+    (``put_chunks``: XLA's FFT of a middle axis on ``auto``); where they may not, into
+    a new block that the first piece's write or copy makes. Where :func:`_in_place`
+    allows, a window cut within its exchange's chunks on its start side goes over its
+    block too (:func:`_run_window_in_place`). ``concatenated``: the block is one a
+    window concatenated from its pieces. Returns whether this one did.
     """
     run.assemble(block)
     how = _in_place(run, block, window, concatenated)
@@ -702,7 +705,7 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
     by_kernel = run.engine.capabilities.rows and chunks_in == 1
     parts, joined, end_shape = [], None, None
     writes_rows = None          # the last transform's block axes, where it writes rows
-    puts = None                 # whether the pieces are copied back over the block
+    puts = None                 # whether the pieces are copied into place (put_chunks)
     over = None                 # whether the pieces go over the block (first piece decides)
     pending = None              # the last piece's write, made once the next is read
     written = False             # whether ``joined`` holds a piece written already
@@ -768,6 +771,25 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         else:
             _run_stages(sub, part, start, stop)
         part.settle()
+        if chunks_out == 1 and by_kernel:
+            # a piece whose last transform writes no rows (a middle axis on ``auto``, a
+            # real transform) is copied where it goes: back over the block where it
+            # lands on the bytes it was read from, else into a new block (the first
+            # piece making it)
+            at_end = part.order.index(axis)
+            shape = list(part.data.shape)
+            shape[at_end] = extent
+            if puts is None:              # decided on the first piece, the same for all
+                puts = True
+                over = (writable and part.data.dtype == block.data.dtype
+                        and _lands_where_read(start_shape, shape, pos, at_end))
+                joined, end_shape = (block.data if over else None), tuple(shape)
+
+            def put(after=(), into=joined, data=part._scaled(), lo=lo, at=at_end):
+                return run.engine.put_chunks(into, data.reshape((1,) + data.shape), at,
+                                             1, lo, shape=end_shape, after=after)
+            pending = put
+            continue
         if chunks_out > 1 and puts is not False and by_kernel:
             view = None
             if part.order.index(axis) == pos and part.data.dtype == block.data.dtype:
@@ -776,8 +798,7 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
                 puts = view is not None
                 over = puts and writable
                 if puts:                  # over the block, else a new one seen as it
-                    joined = (block.data if over else
-                              jnp.zeros(start_shape, block.data.dtype))
+                    joined = block.data if over else None   # (made by the first put)
                 end_shape = tuple(n // chunks_out if i == 0 else n * chunks_out if i == pos
                                   else n for i, n in enumerate(start_shape))
             if puts:
@@ -818,8 +839,12 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     each exchange into that many pieces where some axis allows
     (:func:`pfft.pipeline.pipelined`); such a chain does not move pieces.
     ``overwrite``: the chain may work in ``x``'s buffer (its first FFT in place, a
-    window written over it); else ``x`` is only read.
+    window written over it); else ``x`` is only read. Only where the result is a block
+    of ``x``'s size and dtype: a donated buffer XLA can alias to no output (a real
+    transform's) is one it copies before writing over it.
     """
+    overwrite = overwrite and chain.real_stage is None and (
+        math.prod(chain.out_layout.local_shape) == x.size)
     chain, windows = pipelined(chain, pipeline)
     starts = {w.start: w for w in windows}
     block = Block(x, tuple(range(x.ndim)))

@@ -435,6 +435,16 @@ def test_cufft_kernel_geometry_matches_direct_dfts_on_cpu():
     assert int(out.split("cufft_schedule: ")[1].split()[0]) >= 1500
 
 
+def test_gpu_chunk_copy_grid_copies_every_point_once_on_cpu():
+    """The GPU library's chunk copy kernel's grid (kernels/common/chunk_copy.h, which
+    pfft_cuda.cu launches), every thread emulated on the CPU: takes and puts over
+    thousands of geometries, buffer alignments and grid caps equal the CPU library's
+    copies, each point written once, nothing outside the buffers touched, the copy
+    units as wide as the alignments allow."""
+    out = _make_kernel_check("chunk-test")
+    assert int(out.split("chunk_copy: ")[1].split()[0]) >= 3000
+
+
 def test_cufft_plan_cache_calls_need_the_gpu_kernels():
     if native.available("gpu"):
         pytest.skip("GPU kernels loaded: covered by the GPU test")
@@ -785,6 +795,22 @@ def test_chunk_put_writes_a_piece_back_over_every_chunk(shape, axis, chunks, poi
     waiting = jax.jit(lambda b, w: native.take_chunks(b, axis, chunks, lo, hi, after=(w,)))
     np.testing.assert_array_equal(np.asarray(waiting(_put(want, platform),
                                                      _put(piece, platform))), piece)
+    # into a new block: the first put makes it, the others go over it; together the
+    # pieces of every point give the block whatever the allocation held
+    step = max(hi - lo, 1)
+    pieces = [(a, min(a + step, c)) for a in range(0, c, step)]
+    parts = [np.ascontiguousarray(np.moveaxis(
+        block.reshape(shape[:axis] + (chunks, c) + shape[axis + 1:])
+        [(slice(None),) * (axis + 1) + (slice(a, b),)], axis, 0)) for a, b in pieces]
+
+    def put_all(*ps):
+        into = None
+        for (a, _), part in zip(pieces, ps):
+            into = native.put_chunks(into, part, axis, chunks, a, shape=shape,
+                                     after=ps[:1])    # waiting, as a window's puts do
+        return into
+    parts = [_put(part, platform) for part in parts]
+    np.testing.assert_array_equal(np.asarray(jax.jit(put_all)(*parts)), block)
 
 
 @needs_cpu_kernels
@@ -805,6 +831,10 @@ def test_chunk_copy_refuses_what_does_not_fit():
         native.put_chunks(x, piece.astype(jnp.complex128), 1, 2, 0)
     with pytest.raises(ValueError, match="cannot be seen as"):
         native.put_chunks(x, piece, 1, 2, 0, shape=(4, 6, 6))
+    with pytest.raises(ValueError, match="needs its shape"):
+        native.put_chunks(None, piece, 1, 2, 0)
+    with pytest.raises(ValueError, match="is not 2 chunks"):
+        native.put_chunks(None, piece, 1, 2, 0, shape=(4, 6, 6))
 
 
 @needs_cpu_kernels
@@ -852,10 +882,11 @@ def test_pipelined_per_device_programs_lower_for_cuda_through_the_rows_kernels(
     program of a pipelined 4-device plan on the per-stage GPU engine lowers for CUDA;
     a slab's forward window takes its 2 pieces out of the 2-D FFT's block with the
     chunk copy and writes them back over it with the rows kernel (declaring its work
-    area), and its backward window reads them; a pencil's last forward window writes
-    its pieces into a new block (the first piece making it, the other into it: its
-    first window, whose FFT along axis 1 is XLA's, concatenated its pieces), its
-    first reads its pieces' rows of the leading axis."""
+    area), and its backward window reads them; a pencil's first forward window reads
+    its pieces' rows of the leading axis and, its FFT along axis 1 being XLA's, puts
+    the transformed pieces into a new block (the first put making it, the argument
+    being kept), from which its last window (cut as a slab's) takes its pieces and
+    over which it writes their rows."""
     asked = _stand_in_gpu_library(monkeypatch, "gpu_rows_workspace_bytes", 1024)
     monkeypatch.setattr(native, "gpu_workspace_bytes", lambda *a: 512)
     from benchmarks import per_device
@@ -870,9 +901,12 @@ def test_pipelined_per_device_programs_lower_for_cuda_through_the_rows_kernels(
         lowering_platforms=("cuda",)).as_text()
     # a pencil's first window, cut along axis 0, also reads its 2 pieces' rows
     reads = 2 if plan == "pencil" else 0
-    assert text.count("@pfft_c2c_rows(") == (1 + reads if plan == "pencil" else 0)
-    assert text.count("@pfft_c2c_rows_into(") == (1 if plan == "pencil" else 2)
-    assert text.count("@pfft_take_chunks(") == (0 if plan == "pencil" else 2)
+    assert text.count("@pfft_c2c_rows(") == reads
+    assert text.count("@pfft_c2c_rows_into(") == 2
+    # the window cut within its exchange's chunks takes its pieces by the chunk copy
+    assert text.count("@pfft_take_chunks(") == 2
+    assert text.count("@pfft_put_chunks_new(") == text.count("@pfft_put_chunks(") == (
+        1 if plan == "pencil" else 0)
     line = next(ln for ln in text.splitlines() if "@pfft_c2c_rows_into(" in ln)
     assert "output_operand_aliases" in line and "tensor<1024xui8>" in line, line
     # (axes, rows' axis) of each work area asked: fft axis 0 into rows of axis 1; a

@@ -454,7 +454,7 @@ def test_inverse_windows_write_their_pieces_over_the_blocks_they_read():
     axis 0, then the exchange) puts each received piece back on the bytes it was read
     from (put_chunks), and its 2-D FFT runs in place on the block seen in its new
     shape. So the argument kept, a device holds it, one block and the pieces in flight
-    (a slab's window puts into a new block then); with overwrite_x and the argument
+    (a slab's window puts into a new block then, made by its first put); with overwrite_x and the argument
     donated, the whole transform works in the argument's buffer. With the writes over
     blocks turned off, a block more; the values are numpy's throughout."""
     _native_or_skip("native")
@@ -468,7 +468,9 @@ def test_inverse_windows_write_their_pieces_over_the_blocks_they_read():
         y = jax.jit(plan.forward)(jax.device_put(x, plan.in_sharding))
         f = jax.jit(plan.backward, donate_argnums=0 if donate else ())
         compiled = f.lower(y).compile()
-        puts = compiled.as_text().count("custom_call_target=\"pfft_put_chunks\"")
+        text = compiled.as_text()
+        puts = (text.count("custom_call_target=\"pfft_put_chunks\""),
+                text.count("custom_call_target=\"pfft_put_chunks_new\""))
         assert rel_err(f(y), x) < 1e-6
         return _blocks_held(compiled, block, donated=donate), puts
 
@@ -486,5 +488,72 @@ def test_inverse_windows_write_their_pieces_over_the_blocks_they_read():
         kept, donated = held[grid, False][0], held[grid, True][0]
         assert kept <= 2.55 and donated <= 1.55, (grid, kept, donated)
         assert off[grid] >= donated + 0.9, (grid, off[grid], donated)
-    assert held[(8,), False][1] == held[(8,), True][1] == 8
-    assert held[(2, 4), True][1] == 0
+    # the slab's pieces over the block, or (the argument kept) into a new one that the
+    # first put makes, no zeros written first
+    assert held[(8,), True][1] == (8, 0) and held[(8,), False][1] == (7, 1)
+    assert held[(2, 4), True][1] == (0, 0)
+
+
+def test_per_stage_engine_windows_copy_their_pieces_where_they_go(monkeypatch):
+    """The per-stage engine (``auto`` on GPUs; the CPU kernels stand in for cuFFT)
+    transforms a pencil's middle axis with XLA's FFT, which writes no rows into a
+    block: a 2x4 pencil in 8 pieces copies each transformed piece where it goes
+    (``put_chunks``) instead of concatenating the pieces. With overwrite_x and the
+    argument donated, each goes back over the bytes it was read from: forward and
+    backward work in the argument's buffer, as on the native engine (1.5 blocks, it
+    and the pieces in flight; a piece more on jax 0.12). With the argument kept, the
+    first window's pieces go into a new block that the first put makes (no zeros
+    written first): the argument, one block and the pieces (2.5). With the writes over
+    blocks turned off, every window puts into a new block: at least 0.75 more than
+    over them. The values are numpy's."""
+    _native_or_skip("native")
+    import sys
+
+    import pfft.executor as executor
+    from pfft.engines import choice, native
+    monkeypatch.setattr(sys.modules["pfft.plan"], "engine_for_plan",
+                        lambda *a: choice.PerStageEngine(native, 1, "cpu", False))
+    x = random_array(np.random.default_rng(29), (64, 64, 64), np.complex64)
+    block = x.nbytes / 8
+    want = np.fft.fftn(x.astype(np.complex128))
+
+    def held(donate):
+        """(blocks, (puts over a block, puts making a new one)) of forward, backward."""
+        pfft.clear_plan_cache()
+        plan = pfft.plan(x.shape, x.dtype, _mesh((2, 4)), pipeline=8, overwrite_x=donate)
+        assert isinstance(plan.engine, choice.PerStageEngine)
+        # the first FFT reads its pieces' rows where they lie (the kernel, in one launch)
+        assert plan.fft_engines() == ["native", "xla", "native"]
+        xs = jax.device_put(x, plan.in_sharding)
+        ys = jax.jit(plan.forward)(xs)
+        out = []
+        for run, arg, expect in ((plan.forward, xs, want), (plan.backward, ys, x)):
+            f = jax.jit(run, donate_argnums=0 if donate else ())
+            compiled = f.lower(arg).compile()
+            text = compiled.as_text()
+            puts = (text.count("custom_call_target=\"pfft_put_chunks\""),
+                    text.count("custom_call_target=\"pfft_put_chunks_new\""))
+            assert rel_err(f(arg), expect) < 1e-6
+            out.append((_blocks_held(compiled, block, donated=donate), puts))
+        return out
+
+    donated, kept = held(True), held(False)
+    real = executor._may_write_over
+    try:
+        executor._may_write_over = lambda *args: False
+        off = held(True)
+    finally:
+        executor._may_write_over = real
+        pfft.clear_plan_cache()
+    for direction in (0, 1):
+        # at most a piece more than the native engine's 1.5 (XLA's FFT of a piece along
+        # its middle axis may hold a transposed copy of it: jax 0.12 forward)
+        assert donated[direction][0] <= 1.5 + 1 / 8 + 0.01, donated
+        assert kept[direction][0] <= 2.5 + 1 / 8 + 0.01, kept
+        assert off[direction][0] >= donated[direction][0] + 0.75, (off, donated)
+    # the pieces of the window that ends with the FFT along the middle axis, in either
+    # direction (the others end with a transform that writes its rows): over the
+    # block, or the first making a new one
+    assert [puts for _, puts in donated] == [(8, 0), (8, 0)]
+    assert [puts for _, puts in off] == [(7, 1), (7, 1)]
+    assert kept[0][1] == (7, 1)         # the forward's first window: the argument kept

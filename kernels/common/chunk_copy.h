@@ -11,6 +11,12 @@
 #include <cstdint>
 #include <string>
 
+#if defined(__CUDACC__)
+#define PFFT_HOST_DEVICE __host__ __device__
+#else
+#define PFFT_HOST_DEVICE
+#endif
+
 namespace pfft {
 
 // One strided copy: `height` runs of `width` bytes, run r from src + r * src_pitch to
@@ -36,7 +42,7 @@ struct ChunkCopy {
   // one a point of the axes before the chunked axis, each `width * inner` bytes,
   // contiguous in the piece and a whole axis apart in the block (a put copies
   // Chunk(j).Reversed()). Both libraries copy exactly these (the CPU run by run, the
-  // GPU one cudaMemcpy2DAsync a chunk).
+  // GPU one kernel over every chunk, PlanRuns below).
   Copy2D Chunk(long long j) const {
     Copy2D c;
     c.width = width * inner;
@@ -48,6 +54,77 @@ struct ChunkCopy {
     return c;
   }
 };
+
+// A chunk copy as the GPU kernel makes it: in units of `unit` bytes (the largest of 16,
+// 8, 4, 2 and 1 that divides both buffers' addresses and every offset, pitch and run),
+// each run `run` units, run r of chunk j at piece unit (j * outer + r) * run and block
+// unit j * chunk_stride + start + r * pitch. Threads: blocks of tx x ty, each thread row
+// (ty of them) one run at a time, its tx threads along it; a run's units split among
+// col_blocks blocks of cols_per_block units (a long run), the runs of a chunk among
+// row_blocks; the grid is col_blocks * row_blocks blocks by chunks. No division per
+// unit copied: one per thread block.
+struct RunsGrid {
+  int unit = 1, tx = 1, ty = 1;
+  long long outer = 0, run = 0, chunk_stride = 0, start = 0, pitch = 0;
+  long long cols_per_block = 0, col_blocks = 1, row_blocks = 1;
+};
+
+inline long long CommonPowerOfTwo(long long v, long long at_most) {
+  long long unit = at_most;
+  while (unit > 1 && v % unit != 0) unit /= 2;
+  return unit;
+}
+
+// The grid for copy `g` between a block at address `block_at` and a piece at `piece_at`,
+// at most about `max_blocks` blocks a chunk (more rows than that: each block's threads
+// take every row_blocks-th stretch of rows).
+inline RunsGrid PlanRuns(const ChunkCopy &g, unsigned long long block_at,
+                         unsigned long long piece_at, long long max_blocks = 1LL << 20) {
+  long long bytes[] = {g.width * g.inner, g.start * g.inner, g.chunk * g.inner,
+                       g.chunks * g.chunk * g.inner, static_cast<long long>(block_at % 16),
+                       static_cast<long long>(piece_at % 16)};
+  long long unit = 16;
+  for (long long v : bytes) unit = CommonPowerOfTwo(v, unit);
+  RunsGrid r;
+  r.unit = static_cast<int>(unit);
+  r.outer = g.outer;
+  r.run = g.width * g.inner / unit;
+  r.chunk_stride = g.chunk * g.inner / unit;
+  r.start = g.start * g.inner / unit;
+  r.pitch = g.chunks * g.chunk * g.inner / unit;
+  const int threads = 256;
+  if (r.run >= threads) {          // long runs: a block a stretch of one run at a time
+    r.tx = threads;
+    r.ty = 1;
+    r.cols_per_block = threads * 8LL;
+  } else {                         // short runs: a block ty of them at a time
+    r.tx = 1;
+    while (r.tx < r.run) r.tx *= 2;
+    r.ty = threads / r.tx;
+    r.cols_per_block = r.run > 0 ? r.run : 1;
+  }
+  r.col_blocks = (r.run + r.cols_per_block - 1) / r.cols_per_block;
+  if (r.col_blocks < 1) r.col_blocks = 1;
+  long long rows = (g.outer + r.ty - 1) / r.ty;
+  long long most = max_blocks / r.col_blocks;    // the default: enough to fill any GPU
+  r.row_blocks = rows < most ? rows : (most > 0 ? most : 1);
+  return r;
+}
+
+// What thread (x, y) of grid block (bx, chunk j) copies under `r`: copy(block unit,
+// piece unit) for each unit of its share, run by run.
+template <class Copy>
+PFFT_HOST_DEVICE inline void ForEachUnit(const RunsGrid &r, long long bx, long long j,
+                                         long long x, long long y, Copy &&copy) {
+  long long cb = bx % r.col_blocks, rb = bx / r.col_blocks;
+  long long c0 = cb * r.cols_per_block;
+  long long c1 = c0 + r.cols_per_block < r.run ? c0 + r.cols_per_block : r.run;
+  for (long long row = rb * r.ty + y; row < r.outer; row += r.row_blocks * r.ty) {
+    long long b = j * r.chunk_stride + r.start + row * r.pitch;
+    long long p = (j * r.outer + row) * r.run;
+    for (long long c = c0 + x; c < c1; c += r.tx) copy(b + c, p + c);
+  }
+}
 
 // Fills `g` for a block of `block_bytes` and a piece of `piece_bytes` (`same_type`:
 // whether the two hold one element type); an error message, empty where the geometry is

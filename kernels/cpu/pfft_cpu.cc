@@ -33,6 +33,9 @@
 //                    to the output, the rest kept (further operands only waited for):
 //                    a pipelined window's received piece put back on the bytes it was
 //                    read from
+//   PfftPutChunksNew the same into a new block, without the first operand (the points
+//                    no piece was put on left as allocated: for a caller that puts
+//                    every piece, the first making the block)
 //   PfftR2R  real -> real DCT or DST (scipy's unnormalised types 1-4) over any axes
 //            (attributes `type` int64 1-4 and `sine` bool instead of `forward`)
 //
@@ -313,22 +316,36 @@ ffi::Error TakeChunksImpl(ffi::AnyBuffer block, ffi::RemainingArgs /*after*/,
   pfft::ChunkCopy g;
   std::string err = pfft::ChunkCopyOf(block, *piece, outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  pfft::AdviseHugePages(piece->untyped_data(), piece->size_bytes());   // a fresh buffer
   CopyChunks(g, false, block.untyped_data(), piece->untyped_data());
   return ffi::Error::Success();
 }
 
-// `into` is aliased to y: the piece's points written over y's chunks, the rest kept
-ffi::Error PutChunksImpl(ffi::AnyBuffer into, ffi::AnyBuffer piece,
-                         ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
-                         int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
-                         int64_t width) {
+// the piece's points written over y's chunks, the rest of y untouched
+ffi::Error PutChunks(ffi::AnyBuffer piece, ffi::AnyBuffer y, int64_t outer, int64_t chunks,
+                     int64_t chunk, int64_t start, int64_t width) {
+  pfft::ChunkCopy g;
+  std::string err = pfft::ChunkCopyOf(y, piece, outer, chunks, chunk, start, width, g);
+  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
+  CopyChunks(g, true, piece.untyped_data(), y.untyped_data());
+  return ffi::Error::Success();
+}
+
+// into a new block: y fresh (its other points written by the other pieces' puts)
+ffi::Error PutChunksNewImpl(ffi::AnyBuffer piece, ffi::RemainingArgs /*after*/,
+                            ffi::Result<ffi::AnyBuffer> y, int64_t outer, int64_t chunks,
+                            int64_t chunk, int64_t start, int64_t width) {
+  pfft::AdviseHugePages(y->untyped_data(), y->size_bytes());
+  return PutChunks(piece, *y, outer, chunks, chunk, start, width);
+}
+
+// `into` is aliased to y: XLA has put its values there, the piece goes over them
+ffi::Error PutChunksImpl(ffi::AnyBuffer into, ffi::AnyBuffer piece, ffi::RemainingArgs /*after*/,
+                         ffi::Result<ffi::AnyBuffer> y, int64_t outer, int64_t chunks,
+                         int64_t chunk, int64_t start, int64_t width) {
   if (into.untyped_data() != y->untyped_data())
     return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
-  pfft::ChunkCopy g;
-  std::string err = pfft::ChunkCopyOf(*y, piece, outer, chunks, chunk, start, width, g);
-  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
-  CopyChunks(g, true, piece.untyped_data(), y->untyped_data());
-  return ffi::Error::Success();
+  return PutChunks(piece, *y, outer, chunks, chunk, start, width);
 }
 
 template <typename T>
@@ -411,6 +428,11 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksImpl,
                                   .Arg<ffi::AnyBuffer>()
                                   .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunksNew, PutChunksNewImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
+                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksImpl,
                               ffi::Ffi::Bind()
                                   .Arg<ffi::AnyBuffer>()
@@ -422,8 +444,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksImpl,
 // 3: PfftPieces; 4: PfftR2R; 5: r2r pieces; 6: PfftPiecesPair; 7: the setters below;
 // 8: the rows handlers; 9: PfftTakeChunks, the rows' out_shape, operands waited for;
 // 10: operands waited for by PfftC2CRows too; 11: PfftPutChunks, operands waited for
-// by PfftTakeChunks; 12: PfftC2C's `shape`
-extern "C" int pfft_cpu_abi_version() { return 12; }
+// by PfftTakeChunks; 12: PfftC2C's `shape`; 13: PfftPutChunksNew
+extern "C" int pfft_cpu_abi_version() { return 13; }
 
 // Huge-page advice on the buffers the kernels write first (huge_pages.h): on (1, the
 // default) or off (0). pfft's loader sets it from $PFFT_NO_HUGEPAGE_ADVICE; the

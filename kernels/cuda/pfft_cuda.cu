@@ -16,11 +16,13 @@
 //                    operands only waited for, attribute out_shape, the output seen
 //                    as that shape)
 //   PfftTakeChunks   points start..start + width of every chunk of a block's axis as a
-//                    piece, chunk axis first (common/chunk_copy.h): one
-//                    cudaMemcpy2DAsync a chunk
+//                    piece, chunk axis first (common/chunk_copy.h): one copy kernel
+//                    over every chunk, in 16-byte units where aligned
 //   PfftPutChunks    the inverse: a piece written over those points of a block given as
 //                    a first operand, which XLA aliases to the output; the same 2-D
 //                    copies reversed (both: further operands only waited for)
+//   PfftPutChunksNew the same into a new block, without the first operand (points no
+//                    piece was put on left as allocated)
 //
 // How an axis set becomes cuFFT calls is kernels/common/cufft_schedule.h, pure C++ that
 // kernels/common/cufft_schedule_test.cc checks on the CPU: runs of up to three adjacent
@@ -521,11 +523,50 @@ ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuf
                        out_shape);
 }
 
-// The chunk copies (common/chunk_copy.h), one 2-D copy a chunk: out of a block into a
-// piece, or (`put`) from a piece back into the block.
+// The chunk copy in units of T (common/chunk_copy.h, RunsGrid): the grid's x blocks
+// share the runs of chunk blockIdx.y; out of the block into the piece, or (kPut) back.
+template <typename T, bool kPut>
+__global__ void ChunkRuns(const T *__restrict__ from, T *__restrict__ to, pfft::RunsGrid r) {
+  pfft::ForEachUnit(r, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y,
+                    [&](long long block, long long piece) {
+                      if (kPut) to[block] = from[piece];
+                      else to[piece] = from[block];
+                    });
+}
+
+template <typename T>
+void LaunchChunkRuns(cudaStream_t stream, const pfft::RunsGrid &r, long long chunks, bool put,
+                     const void *from, void *to) {
+  dim3 grid(static_cast<unsigned>(r.col_blocks * r.row_blocks), static_cast<unsigned>(chunks));
+  dim3 block(static_cast<unsigned>(r.tx), static_cast<unsigned>(r.ty));
+  const T *src = static_cast<const T *>(from);
+  T *dst = static_cast<T *>(to);
+  if (put) ChunkRuns<T, true><<<grid, block, 0, stream>>>(src, dst, r);
+  else ChunkRuns<T, false><<<grid, block, 0, stream>>>(src, dst, r);
+}
+
+// The chunk copies (common/chunk_copy.h): out of a block into a piece, or (`put`) from a
+// piece back into the block, by one kernel in the widest units the buffers' alignment
+// allows (a copy engine's 2-D copy moves narrow runs slowly, and D2D copies at about
+// two thirds of a kernel's bandwidth); by one cudaMemcpy2DAsync a chunk beyond the
+// grid's 65535 chunks.
 ffi::Error CopyChunks(cudaStream_t stream, const pfft::ChunkCopy &g, bool put, const void *from,
                       void *to) {
   if (g.width == 0) return ffi::Error::Success();
+  const void *block = put ? to : from, *piece = put ? from : to;
+  if (g.chunks <= 65535) {
+    pfft::RunsGrid r = pfft::PlanRuns(g, reinterpret_cast<unsigned long long>(block),
+                                      reinterpret_cast<unsigned long long>(piece));
+    switch (r.unit) {
+      case 16: LaunchChunkRuns<uint4>(stream, r, g.chunks, put, from, to); break;
+      case 8: LaunchChunkRuns<uint2>(stream, r, g.chunks, put, from, to); break;
+      case 4: LaunchChunkRuns<unsigned>(stream, r, g.chunks, put, from, to); break;
+      case 2: LaunchChunkRuns<unsigned short>(stream, r, g.chunks, put, from, to); break;
+      default: LaunchChunkRuns<unsigned char>(stream, r, g.chunks, put, from, to); break;
+    }
+    PFFT_CUDA(cudaGetLastError());
+    return ffi::Error::Success();
+  }
   const char *src = static_cast<const char *>(from);
   char *dst = static_cast<char *>(to);
   for (long long j = 0; j < g.chunks; ++j) {
@@ -552,17 +593,25 @@ ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
   return CopyChunks(stream, g, false, block.untyped_data(), piece->untyped_data());
 }
 
-// `into` is aliased to y: the piece's points written over y's chunks, the rest kept
-ffi::Error PutChunksHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer piece,
-                            ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
-                            int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
-                            int64_t width) {
-  if (into.untyped_data() != y->untyped_data())
-    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
+// the piece's points written over y's chunks, the rest of y untouched
+ffi::Error PutChunksNewHandler(cudaStream_t stream, ffi::AnyBuffer piece,
+                               ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
+                               int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
+                               int64_t width) {
   pfft::ChunkCopy g;
   std::string err = pfft::ChunkCopyOf(*y, piece, outer, chunks, chunk, start, width, g);
   if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
   return CopyChunks(stream, g, true, piece.untyped_data(), y->untyped_data());
+}
+
+// `into` is aliased to y: XLA has put its values there, the piece goes over them
+ffi::Error PutChunksHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer piece,
+                            ffi::RemainingArgs after, ffi::Result<ffi::AnyBuffer> y,
+                            int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
+                            int64_t width) {
+  if (into.untyped_data() != y->untyped_data())
+    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
+  return PutChunksNewHandler(stream, piece, after, y, outer, chunks, chunk, start, width);
 }
 
 thread_local std::string last_error;
@@ -630,6 +679,12 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksHandler,
                                   .Arg<ffi::AnyBuffer>()
                                   .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunksNew, PutChunksNewHandler,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .RemainingArgs()
+                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksHandler,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<cudaStream_t>>()
@@ -641,8 +696,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksHandler,
 // 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
 // 3: the rows handlers (pfft_cuda_rows_workspace_size)
 // 4: PfftTakeChunks, the rows' out_shape, operands waited for; 5: by PfftC2CRows too
-// 6: PfftPutChunks, operands waited for by PfftTakeChunks; 7: PfftC2C's `shape`
-extern "C" int pfft_cuda_abi_version() { return 7; }
+// 6: PfftPutChunks, operands waited for by PfftTakeChunks; 7: PfftC2C's `shape`;
+// 8: PfftPutChunksNew
+extern "C" int pfft_cuda_abi_version() { return 8; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
 // block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double

@@ -46,12 +46,13 @@ __all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs",
 # ffi target name -> exported handler symbol (same names in the CPU and CUDA libraries)
 TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R",
            "pfft_c2c_rows": "PfftC2CRows", "pfft_c2c_rows_into": "PfftC2CRowsInto",
-           "pfft_take_chunks": "PfftTakeChunks", "pfft_put_chunks": "PfftPutChunks"}
+           "pfft_take_chunks": "PfftTakeChunks", "pfft_put_chunks": "PfftPutChunks",
+           "pfft_put_chunks_new": "PfftPutChunksNew"}
 # targets only one platform's library has: the CPU one fuses packing into its FFTs
 PLATFORM_TARGETS = {"cpu": {"pfft_pieces": "PfftPieces", "pfft_pieces_pair": "PfftPiecesPair",
                             "pfft_r2r": "PfftR2R"}, "cuda": {}}
 # the calling convention each library must report (rebuild when it changes)
-ABI_VERSIONS = {"cpu": 12, "cuda": 7}
+ABI_VERSIONS = {"cpu": 13, "cuda": 8}
 _XLA = {"cpu": ("cpu", "pfft_cpu_abi_version"), "cuda": ("CUDA", "pfft_cuda_abi_version")}
 # how to get the kernels: what the warnings and errors suggest
 BUILD_HINT = ("reinstall pfft from source so that they are built (`pip install .`, which "

@@ -599,7 +599,7 @@ def take_chunks(x: jax.Array, axis: int, chunks: int, start: int, stop: int, *,
     return _on_platform({p: call for p in _platforms(x)}, x, *after)
 
 
-def put_chunks(into: jax.Array, x: jax.Array, axis: int, chunks: int, start: int, *,
+def put_chunks(into: jax.Array | None, x: jax.Array, axis: int, chunks: int, start: int, *,
                shape: Sequence[int] | None = None,
                after: Sequence[jax.Array] = ()) -> jax.Array:
     """``into`` with points ``start..start + w`` of each of the ``chunks`` equal chunks
@@ -611,11 +611,20 @@ def put_chunks(into: jax.Array, x: jax.Array, axis: int, chunks: int, start: int
     waits for, as for :func:`fft_into_rows` (a read of ``into`` passed so is ordered
     before this write, which XLA then makes in place without copying ``into`` first).
 
+    ``into=None``: a new block of ``shape`` (and ``x``'s dtype) with only the piece's
+    points written, the others left as the allocation had them: for a caller that puts
+    every piece, the first making the block (no pass of zeros before the copies).
+
     For pfft's executor (a pipelined window putting each received piece back on the
     bytes it was read from): no autodiff or vmap rules of its own.
     """
-    shape = _seen_as(into, shape)
-    if x.dtype != into.dtype:
+    if into is None:
+        if shape is None:
+            raise ValueError("put_chunks into a new block needs its shape")
+        shape = tuple(shape)
+    else:
+        shape = _seen_as(into, shape)
+    if into is not None and x.dtype != into.dtype:
         raise TypeError(f"a piece of {x.dtype} cannot go into a block of {into.dtype}")
     ndim = len(shape)
     if not -ndim <= axis < ndim:
@@ -627,6 +636,12 @@ def put_chunks(into: jax.Array, x: jax.Array, axis: int, chunks: int, start: int
     if tuple(x.shape) != chunk_piece_shape(shape, axis, chunks, x.shape[1 + axis]):
         raise ValueError(f"a piece {x.shape} is not {chunks} chunks of a block {shape} "
                          f"along axis {axis}")
+
+    if into is None:
+        def fresh(*ops):
+            return jax.ffi.ffi_call("pfft_put_chunks_new",
+                                    jax.typeof(x).update(shape=shape))(*ops, **attrs)
+        return _on_platform({p: fresh for p in _platforms(x)}, x, *after)
 
     def call(*ops):
         return jax.ffi.ffi_call("pfft_put_chunks", jax.typeof(into),
