@@ -11,8 +11,9 @@ Topics (``python -m benchmarks TOPIC --help`` for each one's options)::
     mpi         pfft.mpi against mpi4py-fft (--scaling: pfft.mpi alone), one process per
                 rank: mpirun -n 4 python -m benchmarks mpi
     apps        taylor_green | nbody: the applications against their published references
-    gpu         engines | real_engines | per_device | mpi_gpu: one device's transforms and
-                the per-device program of a p-GPU plan (benchmarks/gpu.sh runs them all)
+    gpu         engines | real_engines | chunk_copies | per_device | mpi_gpu: one device's
+                transforms, the pipelined windows' chunk copies and the per-device program
+                of a p-GPU plan (benchmarks/gpu.sh runs them all)
     model       the cost model's multi-GPU predictions (--per-device CSV: from measurements)
     report      the docs' tables (docs/data/*.md) and figures (docs/figures/) from the
                 data in docs/data: python -m benchmarks report [--data DIR] [--figures DIR]
@@ -33,7 +34,7 @@ TOPICS = {
     "transforms": "suite", "peers": "suite", "real": "real_workloads", "r2r": "r2r",
     "mpi": "mpi", "model": "model",
     "apps": ("apps.{}", {"taylor_green", "nbody"}),
-    "gpu": ("{}", {"engines", "real_engines", "per_device", "mpi_gpu"}),
+    "gpu": ("{}", {"engines", "real_engines", "chunk_copies", "per_device", "mpi_gpu"}),
 }
 #: the modules whose ``report(data, figures)`` renders the docs' tables and figures
 REPORTERS = ("suite", "real_workloads", "r2r", "mpi", "apps.taylor_green", "apps.nbody",

@@ -364,7 +364,7 @@ def system_table(sizes=(512, 1024, 2048), itemsize: int = 8) -> str:
 #         --markdown docs/data/gpu_model.md --plot docs/figures/gpu_model.png
 
 TEXT_COLUMNS = ("platform", "device", "device_memory_gib", "date", "jax", "command", "plan",
-                "grid", "kind", "engine", "fft_engines", "exchange_groups", "exchange_sizes",
+                "grid", "kind", "direction", "engine", "fft_engines", "exchange_groups", "exchange_sizes",
                 "exchange_mib", "status")
 ITEMSIZE = {"c2c": 8, "r2c": 4}           # bytes of an input point: complex64, float32
 MEMORY_GOAL = (2.5, 1.5)                  # blocks a device may need: kept, donated
@@ -372,11 +372,17 @@ MEMORY_GOAL = (2.5, 1.5)                  # blocks a device may need: kept, dona
 
 def load_per_device(path: str) -> list[dict]:
     """The rows of a ``per_device_<platform>.csv`` (blank figures as NaN; ``pipeline``
-    1 in a CSV from before the pipeline option)."""
+    1 and ``direction`` forward in a CSV from before those options)."""
     rows = read_results(path, text=TEXT_COLUMNS, ints=("n", "devices", "pipeline"))
     for r in rows:
         r.setdefault("pipeline", 1)
+        r["direction"] = r.get("direction") or "forward"
     return rows
+
+
+def _forward(rows: list[dict]) -> list[dict]:
+    """The rows of forward programs (what the published times measure)."""
+    return [r for r in rows if r.get("direction", "forward") in ("forward", "")]
 
 
 def _num(v) -> float:
@@ -416,7 +422,8 @@ def _routes(rows: list[dict]) -> str:
     seen = {}
     for r in sorted(rows, key=_pipeline):       # the unpipelined chain's stages first
         if r["engine"] == "auto" and r.get("fft_engines"):
-            seen.setdefault(f"{r['plan']} {r['kind']}", r["fft_engines"])
+            backward = " backward" if r.get("direction") == "backward" else ""
+            seen.setdefault(f"{r['plan']} {r['kind']}{backward}", r["fft_engines"])
     return ("the engine of each FFT stage, in order: " +
             "; ".join(f"{k}: {v}" for k, v in seen.items())) if seen else "not run"
 
@@ -432,10 +439,11 @@ def measured_table(rows: list[dict], header: str = "") -> str:
                     "block_mib"):
             v[key] = _num(r.get(key))
         v["pipeline"] = _pipeline(r)
+        v["direction"] = r.get("direction") or "forward"
         view.append(v)
     columns = [("n", "N³", "{}³"), ("devices", "p", "{}"), ("plan_grid", "plan", "{}"),
-               ("kind", "kind", "{}"), ("engine", "engine", "{}"),
-               ("pipeline", "pipeline", "{}"),
+               ("kind", "kind", "{}"), ("direction", "direction", "{}"),
+               ("engine", "engine", "{}"), ("pipeline", "pipeline", "{}"),
                ("block_mib", "block (MiB)", "{:.4g}"), ("exchange_names", "exchanges", "{}"),
                ("time", "time (ms)", "{}"), ("copy_ms", "copy of block (ms)", "{:.3g}"),
                ("copies_ms", "in copies (ms)", "{:.3g}"),
@@ -445,7 +453,8 @@ def measured_table(rows: list[dict], header: str = "") -> str:
                ("memory", "memory kept / donated (blocks)", "{}"), ("check", "check", "{}")]
     out = [header, ""] if header else []
     out += [markdown_table(view, columns), "",
-            "Every figure measured on one device. time: the per-device program (forward); "
+            "Every figure measured on one device. time: the per-device program (forward, or "
+            "backward: the plan's inverse, its complex spectrum in); "
             "copy of block: `jnp.copy` of the input block (the bandwidth unit); in copies: the "
             "stand-in transfers alone, one copy of each exchange's bytes (a real exchange "
             "replaces them by the transfer); local work = time − in copies: the local "
@@ -472,7 +481,8 @@ def _engine_name(r: dict) -> str:
 def predictions(rows: list[dict], chunks: int = 4) -> list[dict]:
     """One prediction per measured configuration (size, GPUs, plan, kind).
 
-    pfft today: :func:`per_device_prediction` of the unpipelined program (pipeline 1;
+    Forward programs only (those of the published times). pfft today:
+    :func:`per_device_prediction` of the unpipelined program (pipeline 1;
     where none was measured, the fewest pieces measured) of the engine pfft runs by
     default, ``auto`` (where it was not measured: the engine whose local work is
     least), beside each engine's measured local work. ``pipelined``: that of the
@@ -480,6 +490,7 @@ def predictions(rows: list[dict], chunks: int = 4) -> list[dict]:
     fastest), or ``None`` where no pipelined program was measured.
     """
     out = []
+    rows = _forward(rows)
     keys = dict.fromkeys((r["n"], r["devices"], r["plan"], r["kind"]) for r in rows if _ok(r))
     for key in keys:
         mine = [r for r in rows if _ok(r) and (r["n"], r["devices"], r["plan"], r["kind"]) == key]
@@ -669,22 +680,37 @@ def _verdict(preds: list[dict]) -> str:
 
 def _memory_rows(rows: list[dict], memory_bytes: float) -> list[dict]:
     """Per GPU count, plan and kind: the fewest blocks measured at the largest size
-    run, and the largest N³ that fits with them (N a multiple of every grid size)."""
+    run, in blocks of the forward input (where the backward program was measured
+    too, the more of the two directions' fewest: a plan runs both), and the largest
+    N³ that fits with them (N a multiple of every grid size)."""
+    def blocks(r: dict, key: str) -> float:
+        """``key`` (blocks of the row's input) in blocks of the forward input: a real
+        plan's backward program takes the larger complex spectrum in."""
+        forward_mib = r["n"] ** 3 / r["devices"] * ITEMSIZE[r["kind"]] / 2 ** 20
+        return _num(r[key]) * _num(r["block_mib"]) / forward_mib
+
+    def fewest(at: list[dict], key: str) -> dict:
+        per = [min((r for r in at if r["direction"] == d), key=lambda r: blocks(r, key))
+               for d in dict.fromkeys(r["direction"] for r in at)]
+        return max(per, key=lambda r: blocks(r, key))
+
+    def name(r: dict) -> str:
+        return _engine_name(r) + (", backward" if r["direction"] == "backward" else "")
+
     out = []
     keys = dict.fromkeys((r["devices"], r["plan"], r["kind"]) for r in rows
                          if not math.isnan(_num(r.get("kept_blocks"))))
     for p, plan, kind in sorted(keys, key=lambda k: (k[0], k[1] != "slab", k[2])):
-        measured = [r for r in rows if (r["devices"], r["plan"], r["kind"]) == (p, plan, kind)
+        measured = [dict(r, direction=r.get("direction") or "forward") for r in rows
+                    if (r["devices"], r["plan"], r["kind"]) == (p, plan, kind)
                     and not math.isnan(_num(r.get("kept_blocks")))]
         n = max(r["n"] for r in measured)
         at = [r for r in measured if r["n"] == n]
-        kept = min(at, key=lambda r: _num(r["kept_blocks"]))
-        donated = min(at, key=lambda r: _num(r["donated_blocks"]))
-        k, d = _num(kept["kept_blocks"]), _num(donated["donated_blocks"])
+        kept, donated = fewest(at, "kept_blocks"), fewest(at, "donated_blocks")
+        k, d = blocks(kept, "kept_blocks"), blocks(donated, "donated_blocks")
         step = math.lcm(*(int(v) for v in kept["grid"].split("x")))
         out.append(dict(devices=p, plan=f"{plan} {kept['grid']}", kind=kind, n=n,
-                        blocks=f"{k:.2f} ({_engine_name(kept)}) / {d:.2f} "
-                               f"({_engine_name(donated)})",
+                        blocks=f"{k:.2f} ({name(kept)}) / {d:.2f} ({name(donated)})",
                         n_kept=largest_n(k, p, ITEMSIZE[kind], memory_bytes, step),
                         n_donated=largest_n(d, p, ITEMSIZE[kind], memory_bytes, step)))
     return out
@@ -744,7 +770,9 @@ def per_device_report(path: str | None, *, chunks: int = 4, memory_bytes: float 
            f"published ones]({figure})", ""] if figure else []),
         "### Against published figures", "", _anchor_table(preds), "", _verdict(preds), "",
         "### Memory: the largest N³ that fits", "",
-        f"With the fewest blocks measured at the largest size run, on GPUs giving XLA "
+        f"With the fewest blocks measured at the largest size run, in blocks of the "
+        f"forward input (forward and backward where both were: the more of the two), on "
+        f"GPUs giving XLA "
         f"{memory_bytes / 2 ** 30:.0f} GiB each (N a multiple of each grid size; the blocks "
         f"a device needs are taken as constant above the sizes measured). Goal: at most "
         f"{MEMORY_GOAL[0]} blocks kept, {MEMORY_GOAL[1]} donated.", "",

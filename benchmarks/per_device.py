@@ -1,8 +1,9 @@
 """What a device of a ``p``-device plan runs, measured on one device.
 
 For an ``N³`` transform over ``p`` devices, the per-device program of pfft's slab plan
-(grid ``(p,)``) and pencil plan (grid ``pfft.dims_create(p, 2)``), forward, complex64
-``fftn`` (``c2c``) and float32 ``rfftn`` (``r2c``): the device's block (``N³/p``
+(grid ``(p,)``) and pencil plan (grid ``pfft.dims_create(p, 2)``), complex64 ``fftn``
+(``c2c``) and float32 ``rfftn`` (``r2c``), forward and (``--directions``) backward, the
+plan's inverse (``ifftn``, ``irfftn``: the complex spectrum in): the device's block (``N³/p``
 points, as the plan's input layout cuts it), its local transforms and each exchange's
 local work (packing, unpacking) exactly as :func:`pfft.executor.run_chain` runs them,
 with the transfer itself replaced by one copy of the same bytes
@@ -74,7 +75,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
-from pfft.autodiff import FORWARD  # noqa: E402
+from pfft.autodiff import BACKWARD, FORWARD, Variant  # noqa: E402
 from pfft.core import PlanCore, boundary_dtype  # noqa: E402
 from pfft.engines import native  # noqa: E402
 from pfft.engines import xla as xla_engine  # noqa: E402
@@ -97,6 +98,7 @@ __all__ = ["Case", "Outside", "cases", "engines_for", "program", "run", "rows", 
 ENGINES = ("native", "xla", "auto")
 PLANS = ("slab", "pencil")
 KINDS = ("c2c", "r2c")
+DIRECTIONS = {"forward": FORWARD, "backward": BACKWARD}   # a plan's forward and inverse
 TOLERANCE = 1e-5              # relative L2, single precision, between engines and to numpy
 BATCH_S = 2e-3                # calls shorter than this are timed in back-to-back batches
 FITS = 0.97                   # share of the device's memory a program may plan to use
@@ -108,7 +110,7 @@ PIPELINES = (1, 4)            # pieces of each exchange's window (1: unpipelined
 #: work outside every window (0 where the windows cover every stage; blank for
 #: ``pipeline`` 1, where nothing is pipelined).
 COLUMNS = ["platform", "device", "device_memory_gib", "date", "jax", "command", "n",
-           "devices", "plan", "grid", "kind", "engine", "pipeline", "fft_engines", "block_mib",
+           "devices", "plan", "grid", "kind", "direction", "engine", "pipeline", "fft_engines", "block_mib",
            "exchanges", "exchange_groups", "exchange_sizes", "exchange_mib", "ms", "copy_ms",
            "copies_ms", "local_ms", "outside_ms", "local_over_copy", "kept_blocks",
            "donated_blocks", "kept_gib", "donated_gib", "engine_diff", "numpy_err", "status"]
@@ -244,9 +246,11 @@ class CopyTransport:
         return jnp.int32(0)
 
 
-def block_math(x: np.ndarray, chain: Chain) -> np.ndarray:
-    """What one device computes from its block ``x`` running the forward ``chain`` over
-    a :class:`CopyTransport`, in numpy (float64 or complex128).
+def block_math(x: np.ndarray, chain: Chain, inverse: bool = False) -> np.ndarray:
+    """What one device computes from its block ``x`` running ``chain`` over a
+    :class:`CopyTransport`, in numpy (float64 or complex128): a plan's forward chain,
+    or (``inverse``) its reversed one with the inverse transforms, scaled by ``1/n``
+    along each axis as numpy's inverse transforms are (the plan's own ``1/N³`` in all).
 
     Local stages are ``numpy.fft``'s transforms; an exchange cuts the scattered axis into
     ``p`` chunks (zero-padded to equal lengths), stacks them along the gathered axis in
@@ -256,16 +260,20 @@ def block_math(x: np.ndarray, chain: Chain) -> np.ndarray:
     Raises
     ------
     ValueError
-        For a stage a forward slab or pencil chain does not have.
+        For a stage a slab or pencil chain does not have.
     """
     y = np.asarray(x, dtype=np.result_type(x.dtype, np.float64))
     shape = list(chain.in_layout.shape)
     for st in chain.stages:
         if isinstance(st, LocalFFT):
-            y = np.fft.fftn(y, axes=st.axes)
-        elif isinstance(st, RealFFT) and st.to_complex:
+            y = (np.fft.ifftn if inverse else np.fft.fftn)(y, axes=st.axes)
+        elif isinstance(st, RealFFT) and st.to_complex and not inverse:
             y = np.fft.rfftn(y, axes=st.axes)
             shape[st.axis] = st.half
+        elif isinstance(st, RealFFT) and not st.to_complex and inverse:
+            lengths = [st.n if a == st.axis else y.shape[a] for a in st.axes]
+            y = np.fft.irfftn(y, s=lengths, axes=st.axes)
+            shape[st.axis] = st.n
         elif isinstance(st, Exchange):
             p, s, g = st.size, st.scatter, st.gather
             chunk = -(-y.shape[s] // p)
@@ -275,14 +283,16 @@ def block_math(x: np.ndarray, chain: Chain) -> np.ndarray:
             y = np.concatenate(pieces[::-1], axis=g)
             y = np.take(y, np.arange(shape[g] // st.gather_keep), axis=g)
         else:
-            raise ValueError(f"block_math: no forward slab or pencil chain has {st}")
+            raise ValueError(f"block_math: no {'inverse' if inverse else 'forward'} slab "
+                             f"or pencil chain has {st}")
     return y
 
 
 @dataclass
 class Case:
     """One configuration: ``n³`` over ``devices`` on a ``plan`` grid, one kind, one
-    engine, its exchanges pipelined in ``pipeline`` pieces (1: not pipelined).
+    engine, its exchanges pipelined in ``pipeline`` pieces (1: not pipelined), the
+    plan's forward or backward (inverse) program (``direction``).
 
     ``status`` is empty while the case can run, else why it did not ("does not fit
     ...", "not run ...") or how it failed ("error: ...", "OOM"). The other attributes
@@ -296,6 +306,7 @@ class Case:
     kind: str
     engine: str
     pipeline: int = 1
+    direction: str = "forward"
     status: str = ""
     grid: tuple[int, ...] = ()
     core: PlanCore | None = None
@@ -309,30 +320,46 @@ class Case:
     def key(self) -> tuple:
         """The configuration without the engine and the pipeline (those are compared
         within one)."""
-        return (self.n, self.devices, self.plan, self.kind)
+        return (self.n, self.devices, self.plan, self.kind, self.direction)
 
     @property
     def name(self) -> str:
-        """``"32³ p=4 slab c2c auto"``, with ``" pipeline 4"`` where pipelined."""
+        """``"32³ p=4 slab c2c auto"``, with ``" pipeline 4"`` where pipelined and
+        ``" backward"`` for the inverse."""
         return (f"{self.n}³ p={self.devices} {self.plan} {self.kind} {self.engine}"
-                + (f" pipeline {self.pipeline}" if self.pipeline > 1 else ""))
+                + (f" pipeline {self.pipeline}" if self.pipeline > 1 else "")
+                + (" backward" if self.direction == "backward" else ""))
+
+    @property
+    def variant(self) -> Variant:
+        """The plan's variant this case runs."""
+        return DIRECTIONS[self.direction]
+
+    @property
+    def chain(self) -> Chain:
+        """The chain the program runs (the forward one, or it reversed)."""
+        return self.core.transform.chain_for(self.variant)
 
     @property
     def in_dtype(self) -> np.dtype:
-        return np.dtype(np.float32 if self.kind == "r2c" else np.complex64)
+        """The input block's dtype: real for a forward ``r2c``, else complex64."""
+        real = self.kind == "r2c" and self.direction == "forward"
+        return np.dtype(np.float32 if real else np.complex64)
 
 
 @dataclass
 class Outside:
     """Stages ``start`` to ``stop - 1`` of a pipelined chain, outside every window: a
-    program of their own on a block of ``shape`` and ``dtype`` (``transfers``: those
-    it traces, as :attr:`Case.transfers`)."""
+    program of their own on a block of ``shape`` and ``dtype``, run as the inverse
+    transforms where ``inverse`` (``transfers``: those it traces, as
+    :attr:`Case.transfers`)."""
 
     start: int
     stop: int
     chain: Chain
     shape: tuple[int, ...]
     dtype: np.dtype
+    inverse: bool = False
     transfers: list = field(default_factory=list)
 
 
@@ -352,22 +379,31 @@ def grid_of(plan: str, devices: int) -> tuple[int, ...]:
 
 
 def cases(sizes, devices, plans=PLANS, kinds=KINDS, engines=ENGINES,
-          pipelines=(1,), pipelined_engines=None) -> list[Case]:
-    """Every configuration, sizes in the order given (the first run first); pipelines
-    above 1 only for ``pipelined_engines`` (None: every engine).
+          pipelines=(1,), pipelined_engines=None, directions=("forward",)) -> list[Case]:
+    """Every configuration, in groups of one size and direction that :func:`run` takes
+    in order: each size's forward in the order given, the first size's backward right
+    after its forward and the other sizes' backward after every forward (what a
+    budget leaves out is the backward of the later sizes first); pipelines above 1
+    only for ``pipelined_engines`` (None: every engine).
 
     Raises
     ------
     ValueError
-        For a pipeline below 1.
+        For a pipeline below 1 or an unknown direction.
     """
     bad = [k for k in pipelines if k < 1]
     if bad:
         raise ValueError(f"pipelines must be at least 1, got {bad}")
+    unknown = [d for d in directions if d not in DIRECTIONS]
+    if unknown:
+        raise ValueError(f"directions must be among {tuple(DIRECTIONS)}, got {unknown}")
     piped = engines if pipelined_engines is None else pipelined_engines
-    return [Case(n, p, plan, kind, engine, k) for n in sizes for p in devices
-            for plan in plans for kind in kinds for engine in engines for k in pipelines
-            if k == 1 or engine in piped]
+    forward = [(n, "forward") for n in sizes if "forward" in directions]
+    backward = [(n, "backward") for n in sizes if "backward" in directions]
+    groups = forward[:1] + backward[:1] + forward[1:] + backward[1:]
+    return [Case(n, p, plan, kind, engine, k, d) for n, d in groups for p in devices
+            for plan in plans for kind in kinds for engine in engines
+            for k in pipelines if k == 1 or engine in piped]
 
 
 def engines_for(device, names) -> dict:
@@ -416,8 +452,8 @@ def _build(case: Case, engine) -> None:
 
 
 def _dtype_before(chain: Chain, start: int, dtype: np.dtype) -> np.dtype:
-    """The dtype of the block entering stage ``start`` of the forward ``chain`` of a
-    plan computing in the complex ``dtype``: real until a real-to-complex stage, complex
+    """The dtype of the block entering stage ``start`` of ``chain`` (forward or
+    reversed) of a plan computing in the complex ``dtype``: real until a real-to-complex stage, complex
     after it (and the reverse for complex-to-real)."""
     out = boundary_dtype(chain, dtype, first=True)
     for st in chain.stages[:start]:
@@ -426,16 +462,16 @@ def _dtype_before(chain: Chain, start: int, dtype: np.dtype) -> np.dtype:
     return out
 
 
-def outside_runs(core: PlanCore) -> list[Outside]:
-    """The maximal runs of stages that ``core``'s pipelined chain runs outside every
-    window (on the whole block), each as a chain of its own; none for an unpipelined
-    plan. Each run starts and ends in numpy's axis order: exact for a run that starts
-    the chain (a slab's or a real transform's first stage), while a later run could
-    take a reorder more or less than the program does."""
+def outside_runs(core: PlanCore, variant: Variant = FORWARD) -> list[Outside]:
+    """The maximal runs of stages that the pipelined chain of ``core``'s ``variant``
+    runs outside every window (on the whole block), each as a chain of its own; none
+    for an unpipelined plan. Each run starts and ends in numpy's axis order: exact for
+    a run that starts the chain (a slab's or a real transform's first stage), while a
+    later run could take a reorder more or less than the program does."""
     pieces = core.transform.pipeline
     if pieces < 2:
         return []
-    chain, windows = pipelined(core.chain, pieces)
+    chain, windows = pipelined(core.transform.chain_for(variant), pieces)
     inside = {i for w in windows for i in range(w.start, w.stop)}
     layouts = (chain.in_layout,) + chain.layouts()
     out, i = [], 0
@@ -448,7 +484,7 @@ def outside_runs(core: PlanCore) -> list[Outside]:
             i += 1
         sub = Chain(layouts[a], layouts[i], chain.stages[a:i])
         out.append(Outside(a, i, sub, tuple(layouts[a].local_shape),
-                           _dtype_before(chain, a, core.dtype)))
+                           _dtype_before(chain, a, core.dtype), variant.inverse))
     return out
 
 
@@ -460,24 +496,24 @@ def outside_program(core: PlanCore, run: Outside):
 
     def stages(block, live):
         with transport.running(live) as transfers:
-            out = run_chain(block, run.chain, inverse=False, scale=1.0,
+            out = run_chain(block, run.chain, inverse=run.inverse, scale=1.0,
                             engine=core.transform.engine, transport=transport)
         run.transfers[:] = transfers
         return out
     return stages
 
 
-def exchange_bytes(core: PlanCore, transfers) -> list[int]:
-    """The bytes entering each exchange of ``core``'s chain, in order, from the
-    ``(shape, dtype)`` of each transfer its program traced: a pipelined exchange's
-    pieces summed.
+def exchange_bytes(core: PlanCore, transfers, variant: Variant = FORWARD) -> list[int]:
+    """The bytes entering each exchange of the chain of ``core``'s ``variant``, in
+    order, from the ``(shape, dtype)`` of each transfer its program traced: a pipelined
+    exchange's pieces summed.
 
     Raises
     ------
     ValueError
         Where ``transfers`` are not one per exchange the program runs.
     """
-    chain, windows = pipelined(core.chain, core.transform.pipeline)
+    chain, windows = pipelined(core.transform.chain_for(variant), core.transform.pipeline)
     order = [i for i in run_order(chain, windows) if isinstance(chain.stages[i], Exchange)]
     if len(order) != len(transfers):
         raise ValueError(f"{len(transfers)} transfers traced, but the chain runs "
@@ -488,30 +524,31 @@ def exchange_bytes(core: PlanCore, transfers) -> list[int]:
     return list(total.values())
 
 
-def program(core: PlanCore, record: list | None = None, overwrite_x: bool = False):
-    """The per-device forward program of ``core``: ``f(block, live)``, ``live`` the
-    stand-in's flag (pass ``True``). Tracing it sets ``record`` to the ``(shape,
-    dtype)`` of each transfer. ``overwrite_x``: as the plan option, the program may
-    work in its block's buffer (for a donated block)."""
+def program(core: PlanCore, record: list | None = None, overwrite_x: bool = False,
+            variant: Variant = FORWARD):
+    """The per-device program of ``core``'s ``variant`` (forward, or ``BACKWARD``):
+    ``f(block, live)``, ``live`` the stand-in's flag (pass ``True``). Tracing it sets
+    ``record`` to the ``(shape, dtype)`` of each transfer. ``overwrite_x``: as the plan
+    option, the program may work in its block's buffer (for a donated block)."""
     transform = replace(core.transform, overwrite_x=overwrite_x)
 
-    def forward(block, live):
+    def run(block, live):
         with transform.transport.running(live) as transfers:
-            out = transform.apply(block, FORWARD)
+            out = transform.apply(block, variant)
         if record is not None:
             record[:] = transfers
         return out
-    return forward
+    return run
 
 
 def _lower(case: Case, device):
     """Trace ``case``'s program (kept and donated) for ``device``; record its transfers
     and, for the per-stage engine, which engine each FFT stage runs."""
     on = jax.sharding.SingleDeviceSharding(device)
-    specs = (jax.ShapeDtypeStruct(case.core.chain.in_layout.local_shape, case.in_dtype,
+    specs = (jax.ShapeDtypeStruct(case.chain.in_layout.local_shape, case.in_dtype,
                                   sharding=on),
              jax.ShapeDtypeStruct((), np.bool_, sharding=on))
-    fn = program(case.core, case.transfers)
+    fn = program(case.core, case.transfers, variant=case.variant)
     engine = case.core.engine
     log = []
     if isinstance(engine, PerStageEngine):
@@ -519,11 +556,12 @@ def _lower(case: Case, device):
             kept = jax.jit(fn).lower(*specs)
     else:
         kept = jax.jit(fn).lower(*specs)
-    chain, windows = pipelined(case.core.chain, case.core.transform.pipeline)
+    chain, windows = pipelined(case.chain, case.core.transform.pipeline)
     case.fft_engines = ", ".join(per_stage(chain, windows, log, (LocalFFT, RealFFT)))
     with warnings.catch_warnings():                 # donated buffers of other shapes
         warnings.simplefilter("ignore")
-        donated = jax.jit(program(case.core, overwrite_x=True), donate_argnums=0).lower(*specs)
+        donated = jax.jit(program(case.core, overwrite_x=True, variant=case.variant),
+                          donate_argnums=0).lower(*specs)
     return kept, donated
 
 
@@ -620,8 +658,9 @@ def _timed(fn, *args, repeats: int) -> float:
 def run(cases_: list[Case], device, *, repeats: int = 5, check_max_mib: float = 4.0,
         budget_s: float | None = None, workers: int | None = None, progress=print) -> list[Case]:
     """Build, compile and run every case on ``device``; fills each case's ``result``
-    and ``status``. Cases are taken in groups of one size: a group's programs are
-    compiled together (in threads), then run one after the other."""
+    and ``status``. Cases are taken in groups of one size and direction, in the order
+    given: a group's programs are compiled together (in threads), then run one after
+    the other."""
     start = time.perf_counter()
     limit = _device_memory(device)
     engines = engines_for(device, sorted({c.engine for c in cases_}))
@@ -632,8 +671,8 @@ def run(cases_: list[Case], device, *, repeats: int = 5, check_max_mib: float = 
     def over_budget() -> bool:
         return budget_s is not None and time.perf_counter() - start > budget_s
 
-    for n in dict.fromkeys(c.n for c in cases_):
-        group = [c for c in cases_ if c.n == n]
+    for n, direction in dict.fromkeys((c.n, c.direction) for c in cases_):
+        group = [c for c in cases_ if (c.n, c.direction) == (n, direction)]
         if over_budget():
             for c in group:
                 c.status = c.status or late
@@ -678,7 +717,7 @@ def _prepare(c: Case, engine, device, comp: _Compiler, limit: int):
         _build(c, engine)
         if c.status:
             return None
-        shape = c.core.chain.in_layout.local_shape
+        shape = c.chain.in_layout.local_shape
         nbytes = math.prod(shape) * c.in_dtype.itemsize
         if 2 * nbytes > limit:                    # its input and output alone
             c.status = (f"does not fit: 2 blocks of {nbytes / 2**30:.1f} GiB > "
@@ -687,14 +726,15 @@ def _prepare(c: Case, engine, device, comp: _Compiler, limit: int):
         kept, donated = _lower(c, device)
         comp.helper(("block", shape, c.in_dtype), _make_block(shape, c.in_dtype))
         comp.helper(("copy",), jnp.copy, (shape, c.in_dtype))
-        c.outside = outside_runs(c.core)
+        c.outside = outside_runs(c.core, c.variant)
         for r in c.outside:                     # tracing each records its transfers
             comp.helper(("block", r.shape, r.dtype), _make_block(r.shape, r.dtype))
             comp.helper(("outside", c.name, r.start), outside_program(c.core, r),
                         (r.shape, r.dtype), ((), np.bool_))
         for t in c.transfers + [t for r in c.outside for t in r.transfers]:
             comp.helper(("transfer",), transfer, _transfer_spec(*t), ((), np.bool_))
-        out = jax.eval_shape(program(c.core), jax.ShapeDtypeStruct(shape, c.in_dtype),
+        out = jax.eval_shape(program(c.core, variant=c.variant),
+                             jax.ShapeDtypeStruct(shape, c.in_dtype),
                              jax.ShapeDtypeStruct((), np.bool_))
         comp.helper(("probe",), _probe, (out.shape, out.dtype))
         return comp.submit(kept), comp.submit(donated)
@@ -716,7 +756,7 @@ def _compiled(c: Case, futures, limit: int) -> None:
 
 def _memory(c: Case, kept, donated) -> None:
     """Arguments + outputs + temporaries of both compiled programs, in input blocks."""
-    block = math.prod(c.core.chain.in_layout.local_shape) * c.in_dtype.itemsize
+    block = math.prod(c.chain.in_layout.local_shape) * c.in_dtype.itemsize
     for name, compiled in (("kept", kept), ("donated", donated)):
         m = compiled.memory_analysis()
         if m is None:                             # pragma: no cover - backend without it
@@ -730,13 +770,13 @@ def _memory(c: Case, kept, donated) -> None:
 
 def _measure(c: Case, comp: _Compiler, live, repeats: int, check_max_mib: float) -> None:
     """Run ``c`` (the warm-up call checks it), time it, its copies and a block copy."""
-    shape = c.core.chain.in_layout.local_shape
+    shape = c.chain.in_layout.local_shape
     x = comp.helper(("block", shape, c.in_dtype), _make_block(shape, c.in_dtype)).result()()
     y = c.compiled(x, live)
     c.result["probe"] = np.asarray(comp.helper(("probe",), _probe, (y.shape, y.dtype)).result()(y))
     block_mib = x.size * x.dtype.itemsize / 2 ** 20
     if block_mib <= check_max_mib:
-        c.result["numpy_err"] = _rel(y, block_math(np.asarray(x), c.core.chain))
+        c.result["numpy_err"] = _rel(y, block_math(np.asarray(x), c.chain, c.variant.inverse))
     del y
     c.result["ms"] = _timed(c.compiled, x, live, repeats=repeats)
     c.result["copy_ms"] = _timed(comp.helper(("copy",), jnp.copy, (shape, c.in_dtype)).result(), x,
@@ -819,13 +859,14 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
         r = c.result
         row = dict(meta, n=c.n, devices=c.devices, plan=c.plan,
                    grid="x".join(map(str, c.grid or grid_of(c.plan, c.devices))),
-                   kind=c.kind, engine=c.engine, pipeline=c.pipeline, fft_engines=c.fft_engines,
+                   kind=c.kind, direction=c.direction, engine=c.engine, pipeline=c.pipeline,
+                   fft_engines=c.fft_engines,
                    status=c.status or "ok")
         if c.core is not None:
-            layout = c.core.chain.in_layout
+            layout = c.chain.in_layout
             names = [m for m, _ in layout.mesh_shape]
             row["block_mib"] = math.prod(layout.local_shape) * c.in_dtype.itemsize / 2 ** 20
-            ex = [st for st in c.core.chain.stages if isinstance(st, Exchange)]
+            ex = [st for st in c.chain.stages if isinstance(st, Exchange)]
             groups = [((st.mesh_axis,) if isinstance(st.mesh_axis, str) else st.mesh_axis)
                       for st in ex]
             row["exchanges"] = len(ex)
@@ -834,7 +875,8 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
             row["exchange_sizes"] = ";".join(str(st.size) for st in ex)
             if c.transfers:                       # traced
                 row["exchange_mib"] = ";".join(f"{b / 2**20:.6g}"
-                                               for b in exchange_bytes(c.core, c.transfers))
+                                               for b in exchange_bytes(c.core, c.transfers,
+                                                                       c.variant))
         for key in ("ms", "copy_ms", "copies_ms", "outside_ms", "engine_diff", "numpy_err"):
             row[key] = r.get(key, "")
         if "ms" in r:
@@ -871,6 +913,9 @@ def main(argv=None) -> None:
                          "1: unpipelined; default: %(default)s)")
     ap.add_argument("--pipelined-engines", nargs="+", choices=ENGINES, default=None,
                     help="the engines measured at pipelines above 1 (default: every one)")
+    ap.add_argument("--directions", nargs="+", choices=list(DIRECTIONS), default=["forward"],
+                    help="the plan's forward program, its backward (inverse) one, or both "
+                         "(default: %(default)s)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--check-max-mib", type=float, default=4.0,
                     help="largest input block (MiB) checked against numpy on the host")
@@ -892,7 +937,7 @@ def main(argv=None) -> None:
     if min(args.pipelines) < 1:
         ap.error(f"--pipelines must be at least 1, got {args.pipelines}")
     done = run(cases(args.sizes, args.devices, args.plans, args.kinds, args.engines,
-                     args.pipelines, args.pipelined_engines), device,
+                     args.pipelines, args.pipelined_engines, args.directions), device,
                repeats=args.repeats, check_max_mib=args.check_max_mib, budget_s=args.budget_s,
                workers=args.workers, progress=lambda s: print(s, file=sys.stderr, flush=True))
     out = rows(done, meta)

@@ -370,7 +370,7 @@ def test_topics_are_listed_and_a_wrong_one_is_named():
                            timeout=60)
     assert wrong.returncode != 0 and "no topic 'fastest'" in wrong.stderr
     bare = subprocess.run(run + ["gpu"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert bare.returncode != 0 and "engines, mpi_gpu, per_device, real_engines" in bare.stderr
+    assert bare.returncode != 0 and "chunk_copies, engines, mpi_gpu, per_device, real_engines" in bare.stderr
 
 
 def test_docs_tables_and_figures_are_rendered_from_the_committed_data(tmp_path):
@@ -463,9 +463,51 @@ def test_per_device_benchmark_tiny(tmp_path):
             # one entry per FFT stage that runs: a slab's window is cut within its
             # exchange's chunks, its 2-D FFT left whole, pipelined or not
             assert len(engines) == (2 if r["plan"] == "slab" else 3), r
-    assert "| 16³ | 8 | pencil 2x4 | r2c | xla | 1 |" in proc.stdout
-    assert "| 16³ | 8 | pencil 2x4 | r2c | xla | 2 |" in proc.stdout
+    assert "| 16³ | 8 | pencil 2x4 | r2c | forward | xla | 1 |" in proc.stdout
+    assert "| 16³ | 8 | pencil 2x4 | r2c | forward | xla | 2 |" in proc.stdout
     assert (tmp_path / "per_device_cpu.md").read_text().count("| 16³ |") == 48
+    assert {r["direction"] for r in rows} == {"forward"}
+
+
+def test_per_device_backward_programs(tmp_path):
+    """`--directions backward`: the plan's inverse on one device of 8 (the complex
+    spectrum in, ifftn / irfftn's block-level math out), pipelined or not, each result
+    equal to numpy's in float64 and to the unpipelined xla engine's; its exchanges carry
+    the bytes the forward's carry; its memory is counted in blocks of its own input,
+    which the model's memory table converts to blocks of the forward input (a real
+    plan's spectrum is a larger block than its real input)."""
+    proc, rows = _run_benchmark("per_device", "--platform", "cpu", "--sizes", "16",
+                                "--devices", "8", "--engines", "native", "xla", "--repeats",
+                                "2", "--pipelines", "1", "2", "--directions", "backward",
+                                "forward", out=tmp_path, name="per_device_cpu")
+    from benchmarks import model
+    from pfft.engines import native
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) == (32 if native.available("cpu") else 16), [r["status"] for r in rows]
+    # the one size's forward first, then its backward
+    assert [r["direction"] for r in rows] == ["forward"] * 16 + ["backward"] * 16
+    by = {(r["plan"], r["kind"], r["direction"], r["engine"], r["pipeline"]): r for r in ok}
+    for (plan, kind, direction, engine, k), r in by.items():
+        assert float(r["numpy_err"]) < 1e-5 and float(r["engine_diff"]) < 1e-5, r
+        assert 1 <= float(r["donated_blocks"]) <= float(r["kept_blocks"]) < 8, r
+        if direction == "backward":
+            fwd = by[plan, kind, "forward", engine, k]
+            assert r["exchange_mib"] == fwd["exchange_mib"], (r, fwd)
+            # the spectrum in: the real plan's block holds 16 x 16 x 9 complex points
+            # where the forward's held 16³ real ones (over 8 devices)
+            assert float(r["block_mib"]) == pytest.approx(
+                float(fwd["block_mib"]) * (2 * 9 / 16 if kind == "r2c" else 1)), r
+    assert "| 16³ | 8 | slab 8 | c2c | backward | xla | 1 |" in proc.stdout
+    table = model._memory_rows(model.load_per_device(str(tmp_path / "per_device_cpu.csv")),
+                               76 * 2 ** 30)
+    real = next(t for t in table if t["plan"] == "slab 8" and t["kind"] == "r2c")
+    fewest = {}
+    for r in ok:
+        if (r["plan"], r["kind"]) == ("slab", "r2c"):
+            blocks = float(r["kept_blocks"]) * (2 * 9 / 16 if r["direction"] == "backward"
+                                                else 1)
+            fewest[r["direction"]] = min(fewest.get(r["direction"], math.inf), blocks)
+    assert real["blocks"].startswith(f"{max(fewest.values()):.2f} ("), (real, fewest)
 
 
 def test_per_device_stand_in_never_takes_the_pieces_path():
@@ -597,7 +639,7 @@ def test_model_per_device_report(tmp_path):
     assert "one GPU cannot show whether XLA" in text
     assert (f"| {today:.2f} | {3.0 + comm / 4:.2f} | {piped:.2f} | xla, pipeline 4: 3.00 local "
             f"(0.50 outside windows), {today:.2f} in series |") in text
-    assert "| 1024³ | 8 | slab 8 | c2c | xla | 4 |" in text
+    assert "| 1024³ | 8 | slab 8 | c2c | forward | xla | 4 |" in text
     for header in ("(ms, measured)", "(ms, modelled)", "(blocks, measured)",
                    "pfft today (ms): local measured",
                    "pfft pipelined: local measured, overlap modelled (ms)"):
@@ -607,7 +649,7 @@ def test_model_per_device_report(tmp_path):
     from benchmarks import model
     _per_device_csv(tmp_path / "old.csv", local_ms=3.0, pipelined=False)
     old = model.per_device_report(str(tmp_path / "old.csv"))
-    assert "| 1024³ | 8 | slab 8 | c2c | xla | 1 |" in old
+    assert "| 1024³ | 8 | slab 8 | c2c | forward | xla | 1 |" in old
     assert (f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | not measured | "
             f"{3.0 + comm / 4:.2f} |") in old
     assert "Pipelined: not measured (no run with a pipeline above 1). Overlapped" in old
@@ -661,3 +703,34 @@ def test_per_device_pipelines_only_the_engines_asked():
         (p, e, k) for p in (4, 8) for e, k in (("native", 1), ("xla", 1), ("auto", 1),
                                                ("auto", 4))]
     assert len(per_device.cases([16], [4], ["slab"], ["c2c"], ["native", "xla"], [1, 4])) == 4
+
+
+def test_chunk_copies_benchmark_tiny(tmp_path):
+    """`python -m benchmarks.chunk_copies --platform cpu` at 32³ over 8 devices in 4
+    pieces: one row per distinct chunk copy of the slab's and pencil's pipelined
+    programs (forward and backward), each a take or a put whose geometry holds its
+    piece, made as many times as the window has pieces, timed (native, XLA's copy of
+    the same points, a plain copy) and checked equal to XLA's."""
+    from pfft.engines import native
+    if not native.available("cpu"):
+        pytest.skip(f"native CPU engine: {native.unavailable_reason('cpu')}")
+    proc, rows = _run_benchmark("chunk_copies", "--platform", "cpu", "--sizes", "32",
+                                "--devices", "8", "--pipelines", "4", "--repeats", "2",
+                                out=tmp_path, name="chunk_copies_cpu")
+    from benchmarks.chunk_copies import COLUMNS
+    assert rows and list(rows[0]) == COLUMNS
+    copies = {r["copy"] for r in rows}
+    assert copies == {"take", "put"}, copies
+    for r in rows:
+        assert r["status"] == "ok", r
+        outer, chunks, width, inner = (int(r[k]) for k in ("outer", "chunks", "width", "inner"))
+        item = 8                                    # complex64
+        assert float(r["piece_mib"]) * 2 ** 20 == outer * chunks * width * inner * item, r
+        assert int(r["row_bytes"]) == width * inner * item, r
+        assert r["calls"] == "4", r                 # one copy a piece
+        for key in ("native_ms", "xla_ms", "plain_ms"):
+            assert 0 < float(r[key]) < math.inf, r
+    programs = "; ".join(r["programs"] for r in rows)
+    for name in ("slab k=4", "slab k=4 bwd", "pencil k=4", "pencil k=4 bwd"):
+        assert f"32³/8 {name}" in programs, programs
+    assert "| copy | outer | chunks |" in proc.stdout
