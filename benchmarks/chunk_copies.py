@@ -2,12 +2,13 @@
 
 A pipelined window (:mod:`pfft.pipeline`) on the native or ``auto`` engine takes its
 pieces out of a block and puts them back with pfft's chunk copies
-(``native.take_chunks``, ``native.put_chunks``: on GPUs one ``cudaMemcpy2DAsync`` a
-chunk) where XLA would slice and update. Their rows can be narrow (a piece cut along
-the innermost axis). For the per-device programs of slab and pencil plans
-(:mod:`benchmarks.per_device`: ``N³`` over ``p`` devices, complex64), forward and
-backward, at each ``--pipelines`` k, every distinct copy the program makes is timed
-by itself (median of ``--repeats`` after a warm-up call), beside:
+(``native.take_chunks``, ``native.put_chunks``: on GPUs one copy kernel over every
+chunk, on CPUs a ``memcpy`` a run) where XLA would slice and update. Their runs can be
+narrow (a piece cut along the innermost axis). For the per-device programs of slab
+and pencil plans (:mod:`benchmarks.per_device`: ``N³`` over ``p`` devices, complex64,
+on the engine ``auto``), forward and backward, at each ``--pipelines`` k, every
+distinct copy the program makes is timed by itself (median of ``--repeats`` after a
+warm-up call), beside:
 
 - XLA's copy of the same points (the take: the block split into its chunks, sliced,
   the chunk axis moved first; the put: the block, donated, updated at those points);
