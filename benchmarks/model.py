@@ -382,7 +382,7 @@ def load_per_device(path: str) -> list[dict]:
 
 def _forward(rows: list[dict]) -> list[dict]:
     """The rows of forward programs (what the published times measure)."""
-    return [r for r in rows if r.get("direction", "forward") in ("forward", "")]
+    return [r for r in rows if r["direction"] == "forward"]
 
 
 def _num(v) -> float:
@@ -422,14 +422,15 @@ def _routes(rows: list[dict]) -> str:
     seen = {}
     for r in sorted(rows, key=_pipeline):       # the unpipelined chain's stages first
         if r["engine"] == "auto" and r.get("fft_engines"):
-            backward = " backward" if r.get("direction") == "backward" else ""
+            backward = " backward" if r["direction"] == "backward" else ""
             seen.setdefault(f"{r['plan']} {r['kind']}{backward}", r["fft_engines"])
     return ("the engine of each FFT stage, in order: " +
             "; ".join(f"{k}: {v}" for k, v in seen.items())) if seen else "not run"
 
 
 def measured_table(rows: list[dict], header: str = "") -> str:
-    """The Markdown table of per-device measurements (every figure measured)."""
+    """The Markdown table of per-device measurements (every figure measured): rows as
+    :func:`load_per_device` or :func:`benchmarks.per_device.rows` give them."""
     view = []
     for r in rows:
         v = dict(r, exchange_names=_exchange_names(r), plan_grid=f"{r['plan']} {r['grid']}",
@@ -439,7 +440,6 @@ def measured_table(rows: list[dict], header: str = "") -> str:
                     "block_mib"):
             v[key] = _num(r.get(key))
         v["pipeline"] = _pipeline(r)
-        v["direction"] = r.get("direction") or "forward"
         view.append(v)
     columns = [("n", "N³", "{}³"), ("devices", "p", "{}"), ("plan_grid", "plan", "{}"),
                ("kind", "kind", "{}"), ("direction", "direction", "{}"),
@@ -701,8 +701,7 @@ def _memory_rows(rows: list[dict], memory_bytes: float) -> list[dict]:
     keys = dict.fromkeys((r["devices"], r["plan"], r["kind"]) for r in rows
                          if not math.isnan(_num(r.get("kept_blocks"))))
     for p, plan, kind in sorted(keys, key=lambda k: (k[0], k[1] != "slab", k[2])):
-        measured = [dict(r, direction=r.get("direction") or "forward") for r in rows
-                    if (r["devices"], r["plan"], r["kind"]) == (p, plan, kind)
+        measured = [r for r in rows if (r["devices"], r["plan"], r["kind"]) == (p, plan, kind)
                     and not math.isnan(_num(r.get("kept_blocks")))]
         n = max(r["n"] for r in measured)
         at = [r for r in measured if r["n"] == n]

@@ -705,10 +705,28 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
     by_kernel = run.engine.capabilities.rows and chunks_in == 1
     parts, joined, end_shape = [], None, None
     writes_rows = None          # the last transform's block axes, where it writes rows
-    puts = None                 # whether the pieces are copied into place (put_chunks)
+    puts = None                 # whether pieces cut within the end's chunks are put back
     over = None                 # whether the pieces go over the block (first piece decides)
     pending = None              # the last piece's write, made once the next is read
     written = False             # whether ``joined`` holds a piece written already
+
+    def joined_at(part: Block) -> tuple[int, tuple[int, ...]]:
+        """Where the pieces go in a window whose end holds one chunk: the cut axis's
+        place in the joined block and that block's shape. The first piece decides for
+        all whether it is the block they were read from (they land on the bytes they
+        were read from, and it may be written over) or a new one, made by the first
+        write (``joined`` None until then)."""
+        nonlocal over, joined, end_shape
+        at_end = part.order.index(axis)
+        shape = list(part.data.shape)
+        shape[at_end] = extent
+        shape = tuple(shape)
+        if over is None:
+            over = (writable and chunks_in == 1 and part.data.dtype == block.data.dtype
+                    and _lands_where_read(start_shape, shape, pos, at_end))
+            joined, end_shape = (block.data if over else None), shape
+        return at_end, shape
+
     for lo, hi in bounds:
         sub = replace(run, shape=list(run.shape))
         if window.chunks > 1:         # the piece's logical extent, for its exchange
@@ -743,18 +761,10 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
         if chunks_out == 1 and start < stop and writes_rows is not False:
             _run_stages(sub, part, start, stop - 1)
             part.settle()
-            at_end = part.order.index(axis)
             if writes_rows is None:       # decided on the first piece, the same for all
                 writes_rows = _rows_transform(run, last, part.order, part.data.shape, axis)
             if writes_rows is not None:
-                shape = list(part.data.shape)
-                shape[at_end] = extent
-                if over is None:
-                    over = (writable and chunks_in == 1
-                            and part.data.dtype == block.data.dtype
-                            and _lands_where_read(start_shape, shape, pos, at_end))
-                    joined = block.data if over else None
-                    end_shape = tuple(shape)
+                at_end, shape = joined_at(part)
 
                 def write(after=(), into=joined, data=part.data, lo=lo, shape=shape,
                           scale=part.take_scale()):
@@ -776,14 +786,7 @@ def _run_window(run: _Run, block: Block, window: Window, concatenated: bool = Fa
             # real transform) is copied where it goes: back over the block where it
             # lands on the bytes it was read from, else into a new block (the first
             # piece making it)
-            at_end = part.order.index(axis)
-            shape = list(part.data.shape)
-            shape[at_end] = extent
-            if puts is None:              # decided on the first piece, the same for all
-                puts = True
-                over = (writable and part.data.dtype == block.data.dtype
-                        and _lands_where_read(start_shape, shape, pos, at_end))
-                joined, end_shape = (block.data if over else None), tuple(shape)
+            at_end, _ = joined_at(part)
 
             def put(after=(), into=joined, data=part._scaled(), lo=lo, at=at_end):
                 return run.engine.put_chunks(into, data.reshape((1,) + data.shape), at,
