@@ -21,13 +21,13 @@
 // dimensions would start at offsets that are not multiples of kAlignBytes, the real side
 // goes through a pitched copy (rows padded to an aligned length).
 //
-// A rows transform (MakeRowsSchedule, C2C) reads and writes rows of a larger block where
-// they lie: rows [in_start, in_start + r) of one axis of the input and rows [out_start,
-// out_start + r) of the same axis of the output. Either the axis comes right after the
-// transformed ones: each row is then contiguous on both sides, and the plan is the one
-// of the block alone with the strides of the larger ones. Or every axis before it has
-// one point: the rows are then one contiguous block on both sides, transformed as a
-// block of its own from an offset. No copy of the rows before or after.
+// Every element of the output is written: each step writes every element of its
+// destination once (a pitched copy's padding never), the first step that writes the
+// output (or, C2R, the pitched copy that the copy back then spreads over the whole
+// output) covers all of it, and later steps rewrite it in place. Where the input holds
+// no element but the output does (an R2C over zero real points), the schedule has no
+// step and asks for the output to be zeroed instead (`zero_out`): each bin is the
+// empty sum.
 //
 // All working memory (the C2R input copy, the pitched copy, cuFFT's work area) is one
 // buffer the caller provides, laid out by Arrange(); its size is known before the call
@@ -76,10 +76,7 @@ struct PitchedCopy {
 };
 
 struct Schedule {
-  long long in_offset = 0, out_offset = 0;  // elements before the block in kIn, in kOut
-  // the output's elements a final scaling covers: `rows` rows of `width` elements,
-  // `pitch` apart, from out_offset (rows == 0: the whole output)
-  PitchedCopy out_rows;
+  bool zero_out = false;     // no steps: the output is all zeros (an R2C of no points)
   bool copy_to_tmp = false;  // tmp = in (same shape) before the steps ...
   bool conj_copy = false;    // ... conjugated
   PitchedCopy pitch_in;      // pitched = in, before the steps (R2C)
@@ -220,8 +217,15 @@ inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
     bool halved = kind != Kind::kC2C && int(i) == h;
     if (!halved && din[i] != dout[i]) return "pfft: output shape differs from the input's";
   }
-  if (Prod(din, 0, int(din.size())) == 0 || Prod(dout, 0, int(dout.size())) == 0)
-    return "";  // nothing to transform
+  if (kind == Kind::kR2C && dout[h] != din[h] / 2 + 1)
+    return "pfft r2c: output must halve the last axis";
+  if (kind == Kind::kC2R && din[h] != dout[h] / 2 + 1)
+    return "pfft c2r: input must hold n//2+1 bins on the last axis";
+  if (Prod(dout, 0, int(dout.size())) == 0) return "";  // nothing to write
+  if (Prod(din, 0, int(din.size())) == 0) {  // an R2C over zero points: every bin 0
+    s.zero_out = true;
+    return "";
+  }
   auto c2c_runs = [&](const std::vector<Run> &runs, const std::vector<long long> &dims,
                       int direction, Buffer first_src, Buffer dst) {
     for (size_t r = 0; r < runs.size(); ++r)
@@ -235,7 +239,6 @@ inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
                Buffer::kOut);
       break;
     case Kind::kR2C: {
-      if (dout[h] != din[h] / 2 + 1) return "pfft r2c: output must halve the last axis";
       Layout l = RealLayout(din, dout, h, false, real_size, s.pitch_in);
       s.pitched_elems = s.pitch_in.rows * s.pitch_in.pitch;
       s.steps.push_back({Kind::kR2C, kForward, l,
@@ -245,8 +248,6 @@ inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
       break;
     }
     case Kind::kC2R: {
-      if (din[h] != dout[h] / 2 + 1)
-        return "pfft c2r: input must hold n//2+1 bins on the last axis";
       // the - sign transform of Hermitian z is the + sign transform of conj(z)
       s.copy_to_tmp = true;
       s.conj_copy = forward;
@@ -259,66 +260,6 @@ inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
       break;
     }
   }
-  return "";
-}
-
-// The schedule of a rows transform: C2C over `axes` (resolved) of rows of axis `axis`,
-// `rows` of them, read from row `in_start` of a block `din` and written from row
-// `out_start` of a block `dout` (both equal to the transformed block but along `axis`).
-// The axes must be one run of adjacent axes (at most three) ending right before
-// `axis`. "" or an error.
-inline std::string MakeRowsSchedule(const std::vector<long long> &din,
-                                    const std::vector<long long> &dout,
-                                    const std::vector<int> &axes, int axis, long long rows,
-                                    long long in_start, long long out_start, bool forward,
-                                    double scale, Schedule &s) {
-  s = Schedule{};
-  s.scale = scale;
-  int ndim = static_cast<int>(din.size());
-  if (int(dout.size()) != ndim) return "pfft rows: input and output ranks differ";
-  if (axis < 0 || axis >= ndim) return "pfft rows: row axis out of range";
-  for (int i = 0; i < ndim; ++i)
-    if (i != axis && din[i] != dout[i])
-      return "pfft rows: input and output differ along an axis other than the rows'";
-  if (rows < 0 || in_start < 0 || out_start < 0 || in_start + rows > din[axis] ||
-      out_start + rows > dout[axis])
-    return "pfft rows: the rows lie outside the input or the output";
-  std::vector<Run> runs = AdjacentRuns(axes);
-  std::vector<long long> d = din;
-  d[axis] = rows;
-  bool leading = Prod(d, 0, axis) == 1;  // the rows are one contiguous block
-  if (axes.empty() || (!leading && (runs.size() != 1 || runs[0].b + 1 != axis)))
-    return "pfft rows: the axes must be adjacent and end right before the rows' axis, or "
-           "every axis before it have one point";
-  if (Prod(d, 0, ndim) == 0) return "";  // nothing to transform
-  if (leading) {
-    std::string err = MakeSchedule(Kind::kC2C, d, d, axes, forward, scale, 8, s);
-    if (!err.empty()) return err;
-    long long rest = Prod(d, axis + 1, ndim);
-    s.in_offset = in_start * rest;
-    s.out_offset = out_start * rest;
-    s.out_rows = PitchedCopy{1, Prod(d, 0, ndim), Prod(d, 0, ndim)};
-    return "";
-  }
-  int a = runs[0].a, b = runs[0].b;
-  long long outer = Prod(d, 0, a), run = Prod(d, a, b + 1), rest = Prod(d, axis + 1, ndim);
-  long long inner = rows * rest, inner_in = din[axis] * rest, inner_out = dout[axis] * rest;
-  Layout l;
-  l.rank = b - a + 1;
-  for (int i = 0; i < l.rank; ++i) l.n[i] = d[a + i];
-  bool batch_inner = inner >= outer;
-  l.batch = batch_inner ? inner : outer;
-  l.loops = batch_inner ? outer : inner;
-  l.istride = inner_in;
-  l.ostride = inner_out;
-  l.idist = batch_inner ? 1 : run * inner_in;
-  l.odist = batch_inner ? 1 : run * inner_out;
-  l.in_step = batch_inner ? run * inner_in : 1;
-  l.out_step = batch_inner ? run * inner_out : 1;
-  s.steps.push_back({Kind::kC2C, forward ? kForward : kInverse, l, Buffer::kIn, Buffer::kOut});
-  s.in_offset = in_start * rest;
-  s.out_offset = out_start * rest;
-  s.out_rows = PitchedCopy{outer * run, inner, inner_out};
   return "";
 }
 

@@ -4,8 +4,9 @@
 // result is compared with direct DFTs along the axes of a row-major block. Also: no
 // launch reads or writes outside its buffer, each step writes every element of its
 // output exactly once (pitched copies' padding never), every launch's real-side pointer
-// is aligned as cuFFT needs, the working memory's parts do not overlap, and bad shapes
-// are refused. Exit status 0 when all checks hold.
+// is aligned as cuFFT needs, the working memory's parts do not overlap, every output
+// element ends up written (an R2C over zero points by zeroing), and bad shapes are
+// refused. Exit status 0 when all checks hold.
 // Run by tests/test_engines.py (make -C kernels schedule-test).
 #include <cmath>
 #include <complex>
@@ -138,13 +139,9 @@ struct Buf {
 // linear uses n[1..rank-1] (cuFFT ignores embed[0]). R2C/C2R: rank 1, the complex side
 // holds n/2+1 elements. Out of place semantics per transform (in place works the same,
 // since one transform's elements are read before they are written). `real_size`: bytes
-// of a real element, for the alignment of each launch's real side.
-// `in_base`, `out_base`: where the block starts in src and dst (a rows transform's
-// offsets); `want`: the writes each dst element must get (default: one each, none in
-// padding).
-void RunStep(const cs::Step &st, Buf &src, Buf &dst, long long real_size,
-             long long in_base = 0, long long out_base = 0,
-             const std::vector<int> *want = nullptr) {
+// of a real element, for the alignment of each launch's real side. Each dst element
+// must be written once, none in padding.
+void RunStep(const cs::Step &st, Buf &src, Buf &dst, long long real_size) {
   const cs::Layout &l = st.layout;
   CHECK(l.rank >= 1 && l.rank <= 3, "rank %d", l.rank);
   if (st.kind != cs::Kind::kC2C) CHECK(l.rank == 1, "real transform of rank %d", l.rank);
@@ -182,7 +179,7 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst, long long real_size,
       bool ok = true;
       for (long long e = 0; e < n_in; ++e) {
         long long pos = linear(e, st.kind == cs::Kind::kC2R ? half : last);
-        long long at = in_base + lp * l.in_step + b * l.idist + pos * l.istride;
+        long long at = lp * l.in_step + b * l.idist + pos * l.istride;
         if (at < 0 || at >= src.size() || (!src.pad.empty() && src.pad[at])) {
           CHECK(false, "read at %lld of %lld (or of padding)", at, src.size());
           ok = false;
@@ -215,7 +212,7 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst, long long real_size,
       // scatter
       for (long long e = 0; e < n_out; ++e) {
         long long pos = linear(e, st.kind == cs::Kind::kR2C ? half : last);
-        long long at = out_base + lp * l.out_step + b * l.odist + pos * l.ostride;
+        long long at = lp * l.out_step + b * l.odist + pos * l.ostride;
         if (at < 0 || at >= dst.size() || (!dst.pad.empty() && dst.pad[at])) {
           CHECK(false, "write at %lld of %lld (or of padding)", at, dst.size());
           return;
@@ -228,7 +225,7 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst, long long real_size,
   }
   long long wrong = 0;
   for (size_t i = 0; i < dst.writes.size(); ++i)
-    wrong += dst.writes[i] != (want ? (*want)[i] : dst.pad.empty() || !dst.pad[i] ? 1 : 0);
+    wrong += dst.writes[i] != (dst.pad.empty() || !dst.pad[i] ? 1 : 0);
   CHECK(wrong == 0, "%lld of %lld output elements not written exactly once", wrong, dst.size());
 }
 
@@ -305,6 +302,7 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
   CHECK(err.empty(), "%s: %s", what.c_str(), err.c_str());
   if (!err.empty()) return;
   CheckArena(s, real_size, what);
+  CHECK(!s.zero_out && !s.steps.empty(), "%s: a block with points runs no step", what.c_str());
   Buf in, out, tmp;
   int sign = forward ? -1 : +1;
   std::vector<cs_complex> expect;
@@ -371,122 +369,6 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
   if (failures != before) std::fprintf(stderr, "  in: %s\n", what.c_str());
 }
 
-// A rows transform as pfft_cuda.cu runs it: C2C over `axes` of `rows` rows of `axis`,
-// read from row `in_start` of a block of `full_in` rows and written from row
-// `out_start` of one of `full_out` rows (`d` the transformed block's dims). The rows
-// written must equal direct DFTs of the rows read, times `scale`; every other output
-// element must stay as it was, and no element outside the rows be read or written.
-void CheckRowsCase(const std::vector<long long> &d, const std::vector<int> &axes, int axis,
-                   long long full_in, long long in_start, long long full_out,
-                   long long out_start, bool forward, double scale, std::mt19937_64 &rng) {
-  std::normal_distribution<double> g;
-  auto din = d, dout = d;
-  din[axis] = full_in;
-  dout[axis] = full_out;
-  long long rows = d[axis];
-  std::string what = Describe(cs::Kind::kC2C, d, axes, forward, scale, 8) + " rows axis " +
-                     std::to_string(axis) + " in " + std::to_string(in_start) + "/" +
-                     std::to_string(full_in) + " out " + std::to_string(out_start) + "/" +
-                     std::to_string(full_out);
-  cs::Schedule s;
-  std::string err =
-      cs::MakeRowsSchedule(din, dout, axes, axis, rows, in_start, out_start, forward, scale, s);
-  CHECK(err.empty(), "%s: %s", what.c_str(), err.c_str());
-  if (!err.empty()) return;
-  CHECK(!s.copy_to_tmp && !s.pitch_in.rows && !s.pitch_out.rows && !s.conj_out,
-        "%s: a rows transform needs no working copies", what.c_str());
-  CHECK(!s.steps.empty(), "%s: no steps", what.c_str());
-  Buf in, out;
-  in.c.resize(Count(din));
-  for (auto &v : in.c) v = cs_complex(g(rng), g(rng));
-  in.writes.assign(in.size(), 0);
-  // the rows read, as a block of their own, and their reference transform
-  auto sin = Strides(din), sd = Strides(d), sout = Strides(dout);
-  std::vector<cs_complex> piece(Count(d));
-  std::vector<int> want(Count(dout), 0);
-  std::vector<long long> at_out(Count(d));
-  for (long long e = 0; e < Count(d); ++e) {
-    long long i = 0, o = 0, rest = e;
-    for (size_t k = 0; k < d.size(); ++k) {
-      long long idx = rest / sd[k];
-      rest %= sd[k];
-      i += (idx + (int(k) == axis ? in_start : 0)) * sin[k];
-      o += (idx + (int(k) == axis ? out_start : 0)) * sout[k];
-    }
-    piece[e] = in.c[i];
-    at_out[e] = o;
-    want[o] = 1;
-  }
-  auto expect = RefC2C(piece, d, axes, forward ? -1 : +1);
-  for (auto &v : expect) v *= scale;
-  const cs_complex sentinel(12345.0, -6789.0);
-  out.c.assign(Count(dout), sentinel);
-  out.writes.assign(Count(dout), 0);
-  int before = failures;
-  for (const cs::Step &st : s.steps) {
-    CHECK(st.dst == cs::Buffer::kOut && (st.src == cs::Buffer::kIn || st.src == cs::Buffer::kOut),
-          "%s: a rows step uses working memory", what.c_str());
-    RunStep(st, st.src == cs::Buffer::kIn ? in : out, out, 8,
-            st.src == cs::Buffer::kIn ? s.in_offset : s.out_offset, s.out_offset, &want);
-  }
-  // the final scaling, over the rows the schedule names only
-  std::vector<int> scaled(Count(dout), 0);
-  for (long long r = 0; r < s.out_rows.rows; ++r)
-    for (long long e = 0; e < s.out_rows.width; ++e) {
-      long long at = s.out_offset + r * s.out_rows.pitch + e;
-      CHECK(at >= 0 && at < out.size(), "%s: scaling outside the output", what.c_str());
-      if (at < 0 || at >= out.size()) return;
-      out.c[at] *= s.scale;
-      ++scaled[at];
-    }
-  CHECK(scaled == want, "%s: the scaling covers other elements than the rows written",
-        what.c_str());
-  std::vector<cs_complex> got(Count(d));
-  for (long long e = 0; e < Count(d); ++e) got[e] = out.c[at_out[e]];
-  double e = RelErr(got, expect);
-  CHECK(e < 1e-10, "%s: relative error %.3g", what.c_str(), e);
-  long long touched = 0;
-  for (long long o = 0; o < Count(dout); ++o) touched += !want[o] && out.c[o] != sentinel;
-  CHECK(touched == 0, "%s: %lld elements outside the rows changed", what.c_str(), touched);
-  if (failures != before) std::fprintf(stderr, "  in: %s\n", what.c_str());
-}
-
-// CheckRowsCase of block `d` from and into larger blocks of random rows (0 to 6 more),
-// at random rows, either sign, scaled or not.
-void CheckRandomRows(const std::vector<long long> &d, const std::vector<int> &axes, int axis,
-                     std::mt19937_64 &rng) {
-  std::uniform_int_distribution<int> more(0, 6), coin(0, 1);
-  long long extra_in = more(rng), extra_out = more(rng);
-  long long in_start = std::uniform_int_distribution<long long>(0, extra_in)(rng);
-  long long out_start = std::uniform_int_distribution<long long>(0, extra_out)(rng);
-  CheckRowsCase(d, axes, axis, d[axis] + extra_in, in_start, d[axis] + extra_out, out_start,
-                coin(rng) == 1, coin(rng) ? 1.0 : 0.25, rng);
-}
-
-void CheckRowsRefused() {
-  cs::Schedule s;
-  CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {4, 6, 3}, {0}, 2, 3, 0, 0, true, 1, s).empty(),
-        "rows on an axis that does not follow the transformed ones are refused");
-  CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {4, 6, 3}, {2}, 1, 3, 0, 0, true, 1, s).empty(),
-        "rows before the transformed axes, after an axis of 4 points, are refused");
-  CHECK(cs::MakeRowsSchedule({6, 4, 3}, {9, 4, 3}, {1, 2}, 0, 2, 3, 7, true, 1, s).empty() &&
-            s.in_offset == 36 && s.out_offset == 84 && s.steps.size() == 1 &&
-            s.out_rows.rows == 1 && s.out_rows.width == 24,
-        "rows 3..4 of the leading axis of (6, 4, 3) into rows 7..8 of (9, 4, 3): a block");
-  CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {4, 2, 3}, {0}, 1, 3, 0, 0, true, 1, s).empty(),
-        "rows beyond the output are refused");
-  CHECK(!cs::MakeRowsSchedule({4, 6, 3}, {5, 2, 3}, {0}, 1, 2, 0, 0, true, 1, s).empty(),
-        "an output differing along another axis is refused");
-  CHECK(!cs::MakeRowsSchedule({4, 6, 3, 2}, {4, 6, 3, 2}, {0, 2}, 3, 2, 0, 0, true, 1, s)
-             .empty(),
-        "axes that are not one run are refused");
-  CHECK(cs::MakeRowsSchedule({4, 6, 3}, {4, 2, 3}, {0}, 1, 2, 4, 0, true, 1, s).empty() &&
-            s.in_offset == 12 && s.out_offset == 0 && s.steps[0].layout.loops == 1 &&
-            s.steps[0].layout.istride == 18 && s.steps[0].layout.ostride == 6 &&
-            s.steps[0].layout.batch == 6,
-        "rows 4..5 of (4, 6, 3) over axis 0: one launch, strides of the two blocks");
-}
-
 void CheckRefused() {
   cs::Schedule s;
   CHECK(!cs::MakeSchedule(cs::Kind::kR2C, {4, 6}, {4, 6}, {0, 1}, true, 1, 4, s).empty(),
@@ -500,8 +382,21 @@ void CheckRefused() {
   CHECK(!cs::MakeSchedule(cs::Kind::kR2C, {4, 6}, {3, 4}, {1}, true, 1, 4, s).empty(),
         "r2c changing an axis it does not halve is refused");
   CHECK(cs::MakeSchedule(cs::Kind::kC2C, {4, 0, 3}, {4, 0, 3}, {0, 2}, true, 1, 4, s).empty() &&
-            s.steps.empty(),
+            s.steps.empty() && !s.zero_out,
         "an empty block is taken and runs nothing");
+  CHECK(cs::MakeSchedule(cs::Kind::kR2C, {0, 5}, {0, 3}, {0, 1}, true, 1, 4, s).empty() &&
+            s.steps.empty() && !s.zero_out,
+        "an r2c of an empty block is taken and runs nothing");
+  CHECK(cs::MakeSchedule(cs::Kind::kC2R, {3, 1}, {3, 0}, {1}, true, 1, 8, s).empty() &&
+            s.steps.empty() && !s.zero_out,
+        "a c2r to zero points is taken and writes nothing (its output is empty)");
+  CHECK(cs::MakeSchedule(cs::Kind::kR2C, {3, 0}, {3, 1}, {0, 1}, false, 2, 4, s).empty() &&
+            s.steps.empty() && s.zero_out && s.tmp_elems == 0 && s.pitched_elems == 0,
+        "an r2c over zero points zeroes its one bin a line, with no step");
+  CHECK(!cs::MakeSchedule(cs::Kind::kR2C, {3, 0}, {3, 0}, {1}, true, 1, 4, s).empty(),
+        "an r2c over zero points without its one bin is refused");
+  CHECK(!cs::MakeSchedule(cs::Kind::kC2R, {3, 0}, {3, 0}, {1}, true, 1, 4, s).empty(),
+        "a c2r of no bins is refused");
   std::vector<int> r;
   int64_t bad[] = {3}, rep[] = {0, -2}, neg[] = {-1, 0};
   CHECK(!cs::ResolveAxes(bad, 1, 3, r).empty(), "axis 3 of 3 is refused");
@@ -556,7 +451,6 @@ void CheckShapesOfPlans() {
 int main() {
   std::mt19937_64 rng(20261122);
   CheckRefused();
-  CheckRowsRefused();
   CheckShapesOfPlans();
   // fixed cases: the shapes pfft's stages use (3-D blocks, one to three axes)
   const std::vector<std::vector<int>> axis_sets = {{0}, {1}, {2}, {0, 1}, {1, 2}, {0, 2},
@@ -584,43 +478,6 @@ int main() {
     std::vector<int> axes(all.begin(), all.begin() + naxes);
     CheckCase(kinds[k3(rng)], dims, axes, coin(rng) == 1, coin(rng) ? 1.0 : 0.25,
               coin(rng) ? 4 : 8, rng);
-    ++cases;
-  }
-  // rows transforms: a slab's FFT along axis 0 writing (or reading) rows of axis 1,
-  // and random ones (1 to 3 axes before the rows' axis, 0 to 2 axes after it)
-  CheckRowsCase({8, 3, 4}, {0}, 1, 12, 0, 9, 6, true, 1.0, rng);
-  CheckRowsCase({8, 3, 4}, {0}, 1, 9, 6, 3, 0, false, 0.125, rng);
-  CheckRowsCase({5, 2, 7}, {0}, 1, 2, 0, 2, 0, true, 1.0, rng);
-  CheckRowsCase({2, 9, 3, 5}, {1}, 2, 7, 4, 5, 1, true, 2.0, rng);  // batch over the outer
-  cases += 4;
-  for (int t = 0; t < 400; ++t) {
-    int before_axes = std::uniform_int_distribution<int>(0, 1)(rng);
-    int run = std::uniform_int_distribution<int>(1, 3)(rng);
-    int after_axes = std::uniform_int_distribution<int>(0, 2)(rng);
-    std::vector<long long> d;
-    for (int i = 0; i < before_axes + run + 1 + after_axes; ++i) d.push_back(len(rng));
-    std::vector<int> axes;
-    for (int i = 0; i < run; ++i) axes.push_back(before_axes + i);
-    std::shuffle(axes.begin(), axes.end(), rng);
-    int axis = before_axes + run;
-    CheckRandomRows(d, axes, axis, rng);
-    ++cases;
-  }
-  // rows of an axis after axes of one point, any axes after it transformed (a pencil's
-  // pieces cut along its leading axis)
-  for (int t = 0; t < 300; ++t) {
-    int ones = std::uniform_int_distribution<int>(0, 1)(rng);
-    int after_axes = std::uniform_int_distribution<int>(1, 3)(rng);
-    std::vector<long long> d(ones, 1);
-    int axis = ones;
-    d.push_back(len(rng));
-    for (int i = 0; i < after_axes; ++i) d.push_back(len(rng));
-    std::vector<int> later;
-    for (int i = axis + 1; i < int(d.size()); ++i) later.push_back(i);
-    std::shuffle(later.begin(), later.end(), rng);
-    int naxes = std::uniform_int_distribution<int>(1, int(later.size()))(rng);
-    std::vector<int> axes(later.begin(), later.begin() + naxes);
-    CheckRandomRows(d, axes, axis, rng);
     ++cases;
   }
   if (failures) {

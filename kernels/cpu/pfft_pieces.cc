@@ -47,10 +47,14 @@
 //   in_split, out_split   int64, negative axis each side is cut along (ignored
 //              when that side has one piece)
 //   in_sign, out_sign     int64, +1, -1 or 0 as above
-//   forward, scale, nthreads   as PfftC2C (unnormalised; scale fused; forward is
-//              ignored by r2r and copy)
+//   forward, scale   as PfftC2C's (kernels/cpu/pfft_cpu.cc: unnormalised; scale
+//              fused; forward is ignored by r2r and copy)
+//   nthreads   int64, the threads the call runs on (less than 1: one)
 // Along any other axis the output holds as much as the input; output points past
 // the input's extent (padding of an axis about to be split) are written as 0.
+// Every element of every output piece is written (both handlers): the transformed
+// points, and 0 on all padding: nothing an output buffer held is kept (in place, the
+// input's points there are read, then written over).
 //
 // In place: a c2c pass may write over its input (XLA's input_output_aliases, output
 // piece k over input piece k) where both sides are cut along the transform axis into

@@ -1,28 +1,35 @@
 // pfft GPU engine: XLA FFI handlers running cuFFT on any axes of a row-major block.
 //
-// Same targets and attributes as kernels/cpu/pfft_cpu.cc (axes counted from the end,
-// forward, scale, nthreads [ignored here]):
-//   PfftC2C  complex -> complex; in place when XLA aliases output to input; attribute
-//            `shape`: the block seen as that shape (empty: its own)
-//   PfftR2C  real -> complex, the last listed axis halved
-//   PfftC2R  complex -> real, the last listed axis of n real points
-//   PfftC2CRows      complex -> complex over axes that end right before axis `axis`:
-//                    rows [in_start, in_start + r) of that axis of the input to rows
-//                    [out_start, out_start + r) of the output, r the fewer rows of the two
-//                    (read or written where they lie in the larger block: a pipelined
-//                    window's piece, pfft/executor.py); the output's other rows unwritten
-//   PfftC2CRowsInto  the same into a block given as a first operand, which XLA aliases
-//                    to the output: the other rows keep their values (both: further
-//                    operands only waited for, attribute out_shape, the output seen
-//                    as that shape)
-//   PfftTakeChunks   points start..start + width of every chunk of a block's axis as a
-//                    piece, chunk axis first (common/chunk_copy.h): one copy kernel
-//                    over every chunk, in 16-byte units where aligned
-//   PfftPutChunks    the inverse: a piece written over those points of a block given as
-//                    a first operand, which XLA aliases to the output; the same 2-D
-//                    copies reversed (both: further operands only waited for)
-//   PfftPutChunksNew the same into a new block, without the first operand (points no
-//                    piece was put on left as allocated)
+// Three handlers, exported with C linkage (loaded with ctypes, registered through
+// jax.ffi.pycapsule), with the targets and attributes of kernels/cpu/pfft_cpu.cc's
+// handlers of the same names. Each takes one operand and returns two results: the
+// transform, and its working memory (below).
+//
+//   PfftC2C  complex -> complex (complex64 or complex128), the result of the operand's
+//            shape and type: in place when XLA aliases the result to the operand
+//            (input_output_aliases={0: 0}), else out of place.
+//            Attributes: axes, forward, scale, nthreads.
+//   PfftR2C  real -> complex (float32 -> complex64, float64 -> complex128), the last
+//            listed axis of n real points giving n//2+1 bins, the other axes unchanged.
+//            Attributes: axes, forward, scale, nthreads.
+//   PfftC2R  complex -> real (complex64 -> float32, complex128 -> float64), n//2+1 bins
+//            of the last listed axis giving its n real points (n is the result's
+//            length there), the other axes unchanged; the operand is not written.
+//            Attributes: axes, forward, scale, nthreads.
+//
+// Attributes:
+//   axes      int64 array, the transformed axes; negative values count from the end.
+//             Each axis at most once, at least one.
+//   forward   bool; true: exp(-2 pi i jk/n) sign, false: exp(+2 pi i jk/n)
+//   scale     float64; multiplies the result; the transform itself is unnormalised
+//   nthreads  int64; ignored here (the CPU library's thread count)
+//
+// Every element of the first result is written: each step of a schedule writes every
+// element of its output (kernels/common/cufft_schedule_test.cc checks it), and nothing
+// the caller left in the buffer is kept (in place, the operand's values are read and
+// then written over). An r2c over zero real points (an operand with nothing along the
+// halved axis) writes each line's one bin as 0, the empty sum. The second result is
+// scratch: its bytes are undefined after the call, and pfft discards it.
 //
 // How an axis set becomes cuFFT calls is kernels/common/cufft_schedule.h, pure C++ that
 // kernels/common/cufft_schedule_test.cc checks on the CPU: runs of up to three adjacent
@@ -32,14 +39,20 @@
 // (R2C) or into the input copy C2R needs anyway (cuFFT overwrites a C2R input). This
 // file only executes such a schedule.
 //
-// Plans live in a cache keyed by (type, geometry, device, stream) behind a mutex;
-// each plan has its own mutex for set-stream / set-work-area / exec.
+// Plans live in a bounded LRU cache (kernels/common/lru_cache.h) keyed by (type,
+// geometry, device, stream); each plan has its own mutex for set-stream /
+// set-work-area / exec.
 //
 // Working memory (the C2R input copy, a pitched copy of a real side, cuFFT's work area:
-// cufftSetAutoAllocation(0) + cufftSetWorkArea) is one more output of the custom call,
+// cufftSetAutoAllocation(0) + cufftSetWorkArea) is the second result of the custom call,
 // a uint8 buffer XLA allocates like any other: pfft_cuda_workspace_size() tells Python
-// its size when the call is traced (XLA's FFI scratch allocator gave none on the GPUs
-// tried). Under vmap pfft makes the call on the batched block, sized anew.
+// its size when the call is traced. Under vmap pfft makes the call on the batched
+// block, sized anew.
+//
+// Also exported: pfft_cuda_abi_version (the calling convention, checked by
+// pfft/engines/_kernels.py), pfft_cuda_workspace_size, pfft_cuda_last_error, and the
+// plan cache's pfft_cuda_plan_cache_size, pfft_cuda_plan_cache_limit and
+// pfft_cuda_set_plan_cache_size.
 
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -56,10 +69,8 @@
 #include <tuple>
 #include <vector>
 
-#include "../common/chunk_copy.h"
 #include "../common/cufft_schedule.h"
 #include "../common/lru_cache.h"
-#include "../common/rows_attrs.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -180,21 +191,6 @@ __global__ void Scale(T *x, long long count, double scale) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
        i += (long long)gridDim.x * blockDim.x)
     x[i] = x[i] * scale;
-}
-
-// `rows` rows of `width` elements, `pitch` apart, times `scale`
-template <typename T>
-__global__ void ScaleRows(T *x, long long rows, long long width, long long pitch,
-                          double scale) {
-  long long count = rows * width;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
-       i += (long long)gridDim.x * blockDim.x) {
-    long long at = (i / width) * pitch + i % width;
-    T v = x[at];
-    v.x = v.x * scale;
-    v.y = v.y * scale;
-    x[at] = v;
-  }
 }
 
 template <typename T>
@@ -363,12 +359,10 @@ ffi::Error Run(const Prepared &p, cudaStream_t stream, bool dbl, cs::Kind kind, 
     PFFT_CUDA(cudaMemcpy2DAsync(pitched, s.pitch_in.pitch * real, x, s.pitch_in.width * real,
                                 s.pitch_in.width * real, s.pitch_in.rows,
                                 cudaMemcpyDeviceToDevice, stream));
-  size_t cplx = 2 * real;
   auto buffer = [&](cs::Buffer b) -> void * {
     switch (b) {
-      case cs::Buffer::kIn:
-        return static_cast<char *>(const_cast<void *>(x)) + s.in_offset * cplx;
-      case cs::Buffer::kOut: return static_cast<char *>(y) + s.out_offset * cplx;
+      case cs::Buffer::kIn: return const_cast<void *>(x);
+      case cs::Buffer::kOut: return y;
       case cs::Buffer::kTmp: return tmp;
       default: return pitched;
     }
@@ -387,16 +381,7 @@ ffi::Error Run(const Prepared &p, cudaStream_t stream, bool dbl, cs::Kind kind, 
     else if (s.scale != 1.0)
       Scale<float><<<Blocks(count_out), 256, 0, stream>>>(static_cast<float *>(y), count_out,
                                                            s.scale);
-  } else if (s.out_rows.rows && s.scale != 1.0) {  // a rows transform: its rows only
-    const cs::PitchedCopy &r = s.out_rows;
-    char *at = static_cast<char *>(y) + s.out_offset * cplx;
-    if (dbl)
-      ScaleRows<cufftDoubleComplex><<<Blocks(r.rows * r.width), 256, 0, stream>>>(
-          reinterpret_cast<cufftDoubleComplex *>(at), r.rows, r.width, r.pitch, s.scale);
-    else
-      ScaleRows<cufftComplex><<<Blocks(r.rows * r.width), 256, 0, stream>>>(
-          reinterpret_cast<cufftComplex *>(at), r.rows, r.width, r.pitch, s.scale);
-  } else if (!s.out_rows.rows && (s.scale != 1.0 || s.conj_out)) {
+  } else if (s.scale != 1.0 || s.conj_out) {
     if (dbl)
       ScaleConj<cufftDoubleComplex><<<Blocks(count_out), 256, 0, stream>>>(
           static_cast<cufftDoubleComplex *>(y), count_out, s.scale, s.conj_out);
@@ -415,31 +400,25 @@ std::string TooSmall(long long need, long long have) {
 
 // The three handlers: check the buffers, make the schedule, run it on the stream.
 // C2C runs in place when XLA aliases the output to the input (donated). `ws` is the
-// working memory, pfft_cuda_workspace_size() bytes for this block.
-// `view` (C2C only): the block seen as that shape, the same number of elements (empty:
-// its own).
+// working memory, pfft_cuda_workspace_size() bytes for this block. Every element of y
+// written: by the schedule's steps, or (an r2c of zero points) as 0.
 ffi::Error Transform(cs::Kind kind, cudaStream_t stream, ffi::AnyBuffer x,
                      ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
-                     ffi::Span<const int64_t> axes, bool forward, double scale,
-                     ffi::Span<const int64_t> view = {}) {
+                     ffi::Span<const int64_t> axes, bool forward, double scale) {
   bool dbl = false;
   if (const char *types = TypesError(kind, x.element_type(), y->element_type(), dbl))
     return ffi::Error::InvalidArgument(types);
   auto din = Dims(x.dimensions()), dout = Dims(y->dimensions());
-  if (view.size() != 0) {
-    long long count = 1;
-    for (int64_t d : view) count *= d;
-    if (kind != cs::Kind::kC2C || din != dout ||
-        count != static_cast<long long>(x.element_count()))
-      return ffi::Error::InvalidArgument("pfft c2c: shape does not hold the block's elements");
-    din = dout = Dims(view);
-  }
   std::vector<int> ax;
   std::string err = cs::ResolveAxes(axes.begin(), axes.size(), int(din.size()), ax);
   if (!err.empty()) return ffi::Error::InvalidArgument(err);
   Prepared p;
   PFFT_TRY(Prepare(kind, dbl, din, dout, ax, forward, scale, stream, p));
-  if (p.s.steps.empty()) return ffi::Error::Success();  // an empty block
+  if (p.s.zero_out) {  // no point to transform: each bin the empty sum
+    PFFT_CUDA(cudaMemsetAsync(y->untyped_data(), 0, y->size_bytes(), stream));
+    return ffi::Error::Success();
+  }
+  if (p.s.steps.empty()) return ffi::Error::Success();  // an empty result
   long long have = static_cast<long long>(ws->size_bytes());
   auto *arena = static_cast<char *>(ws->untyped_data());
   long long count_in = static_cast<long long>(x.element_count());
@@ -454,164 +433,6 @@ ffi::Error Handler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBu
                    ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes, bool forward,
                    double scale, int64_t /*nthreads: CPU only*/) {
   return Transform(kKind, stream, x, y, ws, axes, forward, scale);
-}
-
-// C2C, the block seen as `shape` (empty: its own)
-ffi::Error C2CHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
-                      ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
-                      bool forward, double scale, int64_t /*nthreads: CPU only*/,
-                      ffi::Span<const int64_t> shape) {
-  return Transform(cs::Kind::kC2C, stream, x, y, ws, axes, forward, scale, shape);
-}
-
-// The rows handlers (C2C): rows of axis `axis` (counted from the end) read from row
-// `in_start` of x and written from row `out_start` of y, as many as the fewer of the two
-// blocks has (kernels/common/cufft_schedule.h, MakeRowsSchedule).
-ffi::Error RowsTransform(cudaStream_t stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y,
-                         ffi::Result<ffi::AnyBuffer> ws, ffi::Span<const int64_t> axes,
-                         bool forward, double scale, int64_t axis, int64_t in_start,
-                         int64_t out_start, ffi::Span<const int64_t> out_shape) {
-  bool dbl = false;
-  if (const char *types = TypesError(cs::Kind::kC2C, x.element_type(), y->element_type(), dbl))
-    return ffi::Error::InvalidArgument(types);
-  auto din = Dims(x.dimensions());
-  auto dout = Dims(out_shape.size() == 0 ? y->dimensions() : out_shape);
-  long long out_count = 1;
-  for (long long d : dout) out_count *= d;
-  if (out_count != static_cast<long long>(y->element_count()))
-    return ffi::Error::InvalidArgument("pfft rows: out_shape does not hold the output's elements");
-  int ndim = static_cast<int>(din.size());
-  std::vector<int> ax;
-  std::string err = cs::ResolveAxes(axes.begin(), axes.size(), ndim, ax);
-  if (!err.empty()) return ffi::Error::InvalidArgument(err);
-  int row_axis = static_cast<int>(axis < 0 ? axis + ndim : axis);
-  if (row_axis < 0 || row_axis >= ndim || int(dout.size()) != ndim)
-    return ffi::Error::InvalidArgument("pfft rows: row axis out of range");
-  long long rows = std::min(din[row_axis], dout[row_axis]);
-  Prepared p;
-  err = cs::MakeRowsSchedule(din, dout, ax, row_axis, rows, in_start, out_start, forward,
-                             scale, p.s);
-  if (!err.empty()) return ffi::Error::InvalidArgument(err);
-  PFFT_TRY(PlanSchedule(dbl, stream, p));
-  if (p.s.steps.empty()) return ffi::Error::Success();
-  long long have = static_cast<long long>(ws->size_bytes());
-  if (p.arena.total > have) return ffi::Error::Internal(TooSmall(p.arena.total, have));
-  return Run(p, stream, dbl, cs::Kind::kC2C, x.untyped_data(), y->untyped_data(),
-             static_cast<char *>(ws->untyped_data()), static_cast<long long>(x.element_count()),
-             static_cast<long long>(y->element_count()));
-}
-
-ffi::Error RowsHandler(cudaStream_t stream, ffi::AnyBuffer x, ffi::RemainingArgs /*after*/,
-                       ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> ws,
-                       ffi::Span<const int64_t> axes, bool forward, double scale,
-                       int64_t /*nthreads*/, int64_t axis, int64_t in_start, int64_t out_start,
-                       ffi::Span<const int64_t> out_shape) {
-  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start,
-                       out_shape);
-}
-
-// `into` is aliased to y: XLA has put its values there, the rows are written over them
-ffi::Error RowsIntoHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer x,
-                           ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
-                           ffi::Result<ffi::AnyBuffer> ws,
-                           ffi::Span<const int64_t> axes, bool forward, double scale,
-                           int64_t /*nthreads*/, int64_t axis, int64_t in_start,
-                           int64_t out_start, ffi::Span<const int64_t> out_shape) {
-  if (into.untyped_data() != y->untyped_data())
-    return ffi::Error::Internal("pfft rows: the block written into is not aliased to the output");
-  return RowsTransform(stream, x, y, ws, axes, forward, scale, axis, in_start, out_start,
-                       out_shape);
-}
-
-// The chunk copy in units of T (common/chunk_copy.h, RunsGrid): the grid's x blocks
-// share the runs of chunk blockIdx.y; out of the block into the piece, or (kPut) back.
-template <typename T, bool kPut>
-__global__ void ChunkRuns(const T *__restrict__ from, T *__restrict__ to, pfft::RunsGrid r) {
-  pfft::ForEachUnit(r, blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y,
-                    [&](long long block, long long piece) {
-                      if (kPut) to[block] = from[piece];
-                      else to[piece] = from[block];
-                    });
-}
-
-template <typename T>
-void LaunchChunkRuns(cudaStream_t stream, const pfft::RunsGrid &r, long long chunks, bool put,
-                     const void *from, void *to) {
-  dim3 grid(static_cast<unsigned>(r.col_blocks * r.row_blocks), static_cast<unsigned>(chunks));
-  dim3 block(static_cast<unsigned>(r.tx), static_cast<unsigned>(r.ty));
-  const T *src = static_cast<const T *>(from);
-  T *dst = static_cast<T *>(to);
-  if (put) ChunkRuns<T, true><<<grid, block, 0, stream>>>(src, dst, r);
-  else ChunkRuns<T, false><<<grid, block, 0, stream>>>(src, dst, r);
-}
-
-// The chunk copies (common/chunk_copy.h): out of a block into a piece, or (`put`) from a
-// piece back into the block, by one kernel in the widest units the buffers' alignment
-// allows (a copy engine's 2-D copy moves narrow runs slowly, and D2D copies at about
-// two thirds of a kernel's bandwidth); by one cudaMemcpy2DAsync a chunk beyond the
-// grid's 65535 chunks.
-ffi::Error CopyChunks(cudaStream_t stream, const pfft::ChunkCopy &g, bool put, const void *from,
-                      void *to) {
-  if (g.width == 0) return ffi::Error::Success();
-  const void *block = put ? to : from, *piece = put ? from : to;
-  if (g.chunks <= 65535) {
-    pfft::RunsGrid r = pfft::PlanRuns(g, reinterpret_cast<unsigned long long>(block),
-                                      reinterpret_cast<unsigned long long>(piece));
-    switch (r.unit) {
-      case 16: LaunchChunkRuns<uint4>(stream, r, g.chunks, put, from, to); break;
-      case 8: LaunchChunkRuns<uint2>(stream, r, g.chunks, put, from, to); break;
-      case 4: LaunchChunkRuns<unsigned>(stream, r, g.chunks, put, from, to); break;
-      case 2: LaunchChunkRuns<unsigned short>(stream, r, g.chunks, put, from, to); break;
-      default: LaunchChunkRuns<unsigned char>(stream, r, g.chunks, put, from, to); break;
-    }
-    PFFT_CUDA(cudaGetLastError());
-    return ffi::Error::Success();
-  }
-  const char *src = static_cast<const char *>(from);
-  char *dst = static_cast<char *>(to);
-  for (long long j = 0; j < g.chunks; ++j) {
-    pfft::Copy2D c = put ? g.Chunk(j).Reversed() : g.Chunk(j);
-    cudaError_t e = cudaMemcpy2DAsync(dst + c.dst, static_cast<size_t>(c.dst_pitch),
-                                      src + c.src, static_cast<size_t>(c.src_pitch),
-                                      static_cast<size_t>(c.width),
-                                      static_cast<size_t>(c.height), cudaMemcpyDeviceToDevice,
-                                      stream);
-    if (e != cudaSuccess)
-      return ffi::Error::Internal(std::string("pfft chunks: ") + cudaGetErrorString(e));
-  }
-  return ffi::Error::Success();
-}
-
-// points start..start + width of every chunk, chunks first
-ffi::Error TakeChunksHandler(cudaStream_t stream, ffi::AnyBuffer block,
-                             ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> piece,
-                             int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
-                             int64_t width) {
-  pfft::ChunkCopy g;
-  std::string err = pfft::ChunkCopyOf(block, *piece, outer, chunks, chunk, start, width, g);
-  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
-  return CopyChunks(stream, g, false, block.untyped_data(), piece->untyped_data());
-}
-
-// the piece's points written over y's chunks, the rest of y untouched
-ffi::Error PutChunksNewHandler(cudaStream_t stream, ffi::AnyBuffer piece,
-                               ffi::RemainingArgs /*after*/, ffi::Result<ffi::AnyBuffer> y,
-                               int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
-                               int64_t width) {
-  pfft::ChunkCopy g;
-  std::string err = pfft::ChunkCopyOf(*y, piece, outer, chunks, chunk, start, width, g);
-  if (!err.empty()) return ffi::Error::InvalidArgument("pfft chunks: " + err);
-  return CopyChunks(stream, g, true, piece.untyped_data(), y->untyped_data());
-}
-
-// `into` is aliased to y: XLA has put its values there, the piece goes over them
-ffi::Error PutChunksHandler(cudaStream_t stream, ffi::AnyBuffer into, ffi::AnyBuffer piece,
-                            ffi::RemainingArgs after, ffi::Result<ffi::AnyBuffer> y,
-                            int64_t outer, int64_t chunks, int64_t chunk, int64_t start,
-                            int64_t width) {
-  if (into.untyped_data() != y->untyped_data())
-    return ffi::Error::Internal("pfft chunks: the block written into is not aliased to the output");
-  return PutChunksNewHandler(stream, piece, after, y, outer, chunks, chunk, start, width);
 }
 
 thread_local std::string last_error;
@@ -654,51 +475,14 @@ long long WorkspaceBytes(const cs::Schedule &s, bool dbl, const char *who) {
       .Attr<int64_t>("nthreads")
 
 #pragma GCC visibility push(default)
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, C2CHandler,
-                              PFFT_BIND.Attr<ffi::Span<const int64_t>>("shape"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2C, Handler<cs::Kind::kC2C>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftR2C, Handler<cs::Kind::kR2C>, PFFT_BIND);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2R, Handler<cs::Kind::kC2R>, PFFT_BIND);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRows, RowsHandler,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftC2CRowsInto, RowsIntoHandler,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>() PFFT_ROWS_ATTRS);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftTakeChunks, TakeChunksHandler,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunksNew, PutChunksNewHandler,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(PfftPutChunks, PutChunksHandler,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .RemainingArgs()
-                                  .Ret<ffi::AnyBuffer>() PFFT_CHUNK_ATTRS);
 
-// 2: the working memory is the handlers' second output (pfft_cuda_workspace_size)
-// 3: the rows handlers (pfft_cuda_rows_workspace_size)
-// 4: PfftTakeChunks, the rows' out_shape, operands waited for; 5: by PfftC2CRows too
-// 6: PfftPutChunks, operands waited for by PfftTakeChunks; 7: PfftC2C's `shape`;
-// 8: PfftPutChunksNew
-extern "C" int pfft_cuda_abi_version() { return 8; }
+// The version of this library's calling convention (its handlers, their operands,
+// results and attributes, and the exported functions), checked by
+// pfft/engines/_kernels.py against ABI_VERSIONS["cuda"]; raised with any change to them.
+extern "C" int pfft_cuda_abi_version() { return 9; }
 
 // The bytes of working memory a handler of `kind` (0 c2c, 1 r2c, 2 c2r) needs for a
 // block `din` -> `dout` over `axes` (counted from the end), in single (dbl = 0) or double
@@ -725,34 +509,6 @@ extern "C" long long pfft_cuda_workspace_size(int kind, int ndim, const long lon
   return WorkspaceBytes(s, dbl != 0, "pfft_cuda_workspace_size");
 }
 extern "C" const char *pfft_cuda_last_error() { return last_error.c_str(); }
-
-// The bytes of working memory a rows handler needs (its second output): C2C over `axes`
-// of rows of `axis` (both counted from the end) from a block `din` to a block `dout`, on
-// this thread's current device. -1 on an error (pfft_cuda_last_error).
-extern "C" long long pfft_cuda_rows_workspace_size(int ndim, const long long *din,
-                                                   const long long *dout, int naxes,
-                                                   const long long *axes, long long axis,
-                                                   int dbl) {
-  if (ndim < 1 || naxes < 1) {
-    last_error = "pfft_cuda_rows_workspace_size: bad arguments";
-    return -1;
-  }
-  std::vector<long long> in(din, din + ndim), out(dout, dout + ndim);
-  std::vector<int64_t> given(axes, axes + naxes);
-  std::vector<int> ax;
-  std::string err = cs::ResolveAxes(given.data(), given.size(), ndim, ax);
-  int row_axis = static_cast<int>(axis < 0 ? axis + ndim : axis);
-  if (err.empty() && (row_axis < 0 || row_axis >= ndim)) err = "pfft rows: row axis out of range";
-  cs::Schedule s;
-  if (err.empty())
-    err = cs::MakeRowsSchedule(in, out, ax, row_axis, std::min(in[row_axis], out[row_axis]), 0,
-                               0, true, 1.0, s);
-  if (!err.empty()) {
-    last_error = err;
-    return -1;
-  }
-  return WorkspaceBytes(s, dbl != 0, "pfft_cuda_rows_workspace_size");
-}
 
 // the plan cache: its size now and its bound (for tests and users)
 extern "C" long pfft_cuda_plan_cache_size() {
