@@ -197,16 +197,6 @@ def check_overwrite_x(overwrite_x, where: str) -> bool:
     return bool(overwrite_x)
 
 
-def check_pipeline(pipeline, where: str) -> int:
-    """A plan's ``pipeline``: how many pieces each exchange's window is cut into (an
-    integer, at least 1: 1 is no pipeline)."""
-    if isinstance(pipeline, (bool, np.bool_)) or not isinstance(pipeline, (int, np.integer)) \
-            or pipeline < 1:
-        raise ValueError(f"{where}: pipeline must be an integer >= 1 (pieces per "
-                         f"exchange; 1: none), got {pipeline!r}")
-    return int(pipeline)
-
-
 def check_fuse_exchanges(fuse, where: str) -> bool | str:
     """A plan's ``fuse_exchanges``: ``"auto"`` (by block size), ``True`` or ``False``."""
     if isinstance(fuse, str) and fuse.lower() == "auto":

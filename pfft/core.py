@@ -21,11 +21,10 @@ import numpy as np
 from .arguments import (R2R_KINDS, check_dealiasing, check_norm, check_plan_options, check_shape,
                         complex_dtype, norm_scale, normalize_axes, r2r_dtype)
 from .autodiff import BACKWARD, FORWARD, Variant, apply
-from .engines.choice import PerStageEngine
+from .engines.per_stage import PerStageEngine
 from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
-from .pipeline import per_stage, pipelined
 from .planner import Chain, build_chain
 from .stages import LocalFFT, LocalR2R, RealFFT
 
@@ -126,10 +125,6 @@ class Transform:
         ``shard_map``).
     effects
         JAX effects the transport's collectives carry (mpi4jax's ordered effect).
-    pipeline
-        Pieces each exchange's window is cut into (:mod:`pfft.pipeline`; 1: none).
-    overwrite_x
-        Whether the chain may work in its input's buffer (:func:`pfft.executor.run_chain`).
     """
 
     chain: Chain
@@ -141,8 +136,6 @@ class Transform:
     transport: Any
     mesh_axes: frozenset = frozenset()
     effects: frozenset = frozenset()
-    pipeline: int = 1
-    overwrite_x: bool = False
 
     @property
     def is_real(self) -> bool:
@@ -167,8 +160,7 @@ class Transform:
         """Run ``variant`` of the chain on one device's (or rank's) padded ``block``."""
         return run_chain(block, self.chain_for(variant), inverse=variant.inverse,
                          scale=self.scale(variant.inverse), weighted=variant.weighted,
-                         engine=self.engine, transport=self.transport,
-                         pipeline=self.pipeline, overwrite=self.overwrite_x)
+                         engine=self.engine, transport=self.transport)
 
     def out_type(self, aval, variant: Variant):
         """Local block shape and dtype of ``variant``'s output; the plan's mesh axes
@@ -234,8 +226,7 @@ class PlanCore:
 
     def __init__(self, shape, dtype, axes, norm, in_layout: Layout, *, kind: str, n: int | None,
                  spectrum: str, dealiased, engine, transport, mesh_axes=frozenset(),
-                 effects=frozenset(), kinds=None, orthogonalize=None, pipeline: int = 1,
-                 overwrite_x: bool = False):
+                 effects=frozenset(), kinds=None, orthogonalize=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
@@ -272,8 +263,7 @@ class PlanCore:
         self.size = math.prod(kept.values())          # Fourier axes (r2r ones scale themselves)
         self.transform = Transform(self.chain, self.dtype, norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
-                                   engine, transport, frozenset(mesh_axes), frozenset(effects),
-                                   pipeline, overwrite_x)
+                                   engine, transport, frozenset(mesh_axes), frozenset(effects))
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
 
@@ -350,8 +340,8 @@ class PlanCore:
     def fft_engines(self) -> list[str] | None:
         """For a plan whose engine chooses per transform (``engine="auto"`` on GPUs):
         the engine ("xla" or "native") each FFT stage of :meth:`forward` runs, in the
-        order of the chain it runs (:func:`pfft.pipeline.pipelined`), read from a
-        lowering of it (nothing is compiled); else None."""
+        order of the chain, read from a lowering of it (nothing is compiled); else
+        None."""
         import jax
 
         if not isinstance(self.engine, PerStageEngine):
@@ -362,8 +352,7 @@ class PlanCore:
                 jax.jit(self._entry(FORWARD)).lower(self._abstract_input(FORWARD))
         finally:
             self.trace_count = traces         # a description is not a call
-        chain, windows = pipelined(self.chain, self.transform.pipeline)
-        return per_stage(chain, windows, log, (LocalFFT, RealFFT))
+        return list(log)
 
     # -- wavenumbers -------------------------------------------------------------------
     def _frequencies(self, d, angular: bool) -> list[tuple[int, np.ndarray]]:
@@ -446,10 +435,10 @@ class PlanCore:
     def _stage_lines(self, as_pieces=lambda st: None) -> list[str]:
         """The chain, one stage a line (``as_pieces(st)``: how exchange ``st`` moves
         pieces, a :class:`pfft.pieces.Send`; None where it does not)."""
-        chain, windows = pipelined(self.chain, self.transform.pipeline)
+        chain = self.chain
 
         def how(st) -> str:
-            send = None if windows else as_pieces(st)   # a pipelined chain moves no pieces
+            send = as_pieces(st)
             if not send:
                 return ""
             return (", as 1 swap of pieces" if send.sign == 0
@@ -464,7 +453,6 @@ class PlanCore:
             return ""
         lines = [f"  in : {chain.in_layout}"]
         lines += [f"  {i}. {st}{how(st)}{by(st)}" for i, st in enumerate(chain.stages, 1)]
-        lines += [f"  {w}" for w in windows]
         lines.append(f"  out: {chain.out_layout}")
         return lines
 
@@ -479,11 +467,12 @@ class PlanCore:
         if self.dealiased:
             extra += f", dealiased to {self.spectral_shape}"
         extra += f", engine {self.engine.name}"
-        if self.transform.pipeline > 1:
-            extra += f", pipeline {self.transform.pipeline}"
-        if self.transform.overwrite_x:
-            extra += ", overwrite_x"
-        return (f"{name}({what} {self.shape} {self.dtype.name}, axes={self.axes}, "
+        dtype = self.dtype.name
+        promoted = getattr(self, "_promoted_from", None)   # pfft.plan given a real dtype
+        if promoted is not None and self.kind == "c2c":
+            dtype += (f" (planned for {promoted.name} without kind=: the complex fftn of "
+                      f"real input; kind=\"r2c\" plans rfftn)")
+        return (f"{name}({what} {self.shape} {dtype}, axes={self.axes}, "
                 f"norm={self.norm!r}{extra}, {grid})")
 
 

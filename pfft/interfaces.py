@@ -1,53 +1,18 @@
 """What the executor asks of a local FFT engine and of a transport, written down.
 
-An *engine* (:mod:`pfft.engines.xla`, :mod:`pfft.engines.native`, or one bound to a
-thread count, :class:`pfft.engines.choice.BoundEngine` and its per-stage GPU form)
-runs the local transforms; a *transport* (:mod:`pfft.transports.xla`,
-:class:`pfft.transports.mpi.MPITransport`) moves blocks between devices. Each says
-what it can do in its ``capabilities``; the executor (:mod:`pfft.executor`) and the
-pieces path (:mod:`pfft.pieces`) read them there, and call only what they promise.
+An *engine* (:class:`pfft.engines.xla.XlaEngine`, :class:`pfft.engines.native.
+NativeEngine`, :class:`pfft.engines.per_stage.PerStageEngine`) runs the local
+transforms; a *transport* (:mod:`pfft.transports.xla`,
+:class:`pfft.transports.mpi.MPITransport`) moves blocks between devices. A plan
+chooses its engine once (:func:`pfft.engines.choice.engine_for_plan`); the executor
+(:mod:`pfft.executor`) calls the same methods of every engine.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["EngineCapabilities", "TransportCapabilities", "Engine", "Transport"]
-
-
-@dataclass(frozen=True)
-class EngineCapabilities:
-    """What a local FFT engine can do besides its transforms.
-
-    Attributes
-    ----------
-    strided
-        Transforms any axes where they lie (``fft``, ``rfft``, ``irfft`` on axes of
-        the caller's choice; the block keeps numpy's axis order), where ``False``
-        only the innermost ones (``fft_trailing``, ``rfft_trailing``,
-        ``irfft_trailing``: the executor moves the axes last first).
-    r2r
-        Runs DCTs and DSTs itself (``r2r``, DUCC's); else they go through ``lax.fft``
-        with twiddles (:mod:`pfft.engines.r2r`).
-    pieces
-        Runs the pieces kernels: ``fft_pieces`` (a transform that reads and writes
-        the pieces an exchange moves), ``fft_pieces_pair`` (two such passes in one
-        call) and ``writes_in_place`` (which passes may write over their input).
-    rows
-        Runs complex transforms on rows of a larger block where they lie:
-        ``fft_of_rows`` (reads rows of one axis), ``fft_into_rows`` (writes them into
-        a block, in place) and ``rows_for`` (whether a transform of that shape goes
-        so): a pipelined window's piece without a copy to cut or join it. With them
-        ``take_chunks``: a piece of an exchange's chunks copied out of a block, chunks
-        first, so that a window writes its pieces' transforms over the block it took
-        them from (``fft_into_rows`` waiting for arrays given as ``after``), and
-        ``put_chunks``, the copy back (a received piece put where it was read).
-    """
-
-    strided: bool = False
-    r2r: bool = False
-    pieces: bool = False
-    rows: bool = False
+__all__ = ["TransportCapabilities", "Engine", "PiecesKernels", "Transport"]
 
 
 @dataclass(frozen=True)
@@ -72,14 +37,68 @@ class TransportCapabilities:
     swaps: bool = False
 
 
+class PiecesKernels(Protocol):
+    """The CPU kernels that read and write the pieces an exchange moves
+    (:mod:`pfft.engines.native_pieces`, bound to a thread count): what
+    :mod:`pfft.pieces` calls."""
+
+    nthreads: int
+    fuse: bool | str
+
+    def fft_pieces(self, pieces, axis: int, n: int, **kw) -> list: ...
+
+    def fft_pieces_pair(self, pieces, axes, ns, **kw) -> list: ...
+
+    def writes_in_place(self, *args) -> bool: ...
+
+    def fft(self, x, axes, inverse: bool, *, scale: float = 1.0,
+            inplace: bool = False) -> tuple: ...
+
+
 class Engine(Protocol):
-    """A local FFT engine: its ``name`` (as plans print it), its ``capabilities``, and
-    ``natural_scale(inverse, n)``, the factor its own transforms apply."""
+    """A local FFT engine. Each transform returns its result and the factor still owed
+    (what the engine did not fuse: the executor applies it in its next copy).
+
+    Attributes
+    ----------
+    name
+        As plans print it: "xla", "native" or "auto".
+    keeps_order
+        Transforms any axes where they lie (the block keeps numpy's axis order); where
+        ``False``, only the innermost ones, in the order given (the executor puts them
+        there, in the packing of the exchange before).
+    pieces
+        The :class:`PiecesKernels` where the engine has them (native on CPU), else None.
+
+    Methods
+    -------
+    natural_scale(inverse, n)
+        The factor the engine's own transforms apply for ``n`` points.
+    fft(x, axes, inverse, *, scale, inplace)
+        Complex transform over block axes ``axes``; ``inplace``: the input is dead
+        after it (transform in its buffer where the kernel can).
+    rfft(x, axes, *, inverse, scale), irfft(x, axes, n, *, inverse, scale)
+        Real-to-complex (the last axis halved) and complex-to-real (``n`` real points
+        on the last axis), of either sign.
+    r2r(x, ops, axes)
+        DCTs and DSTs: ``ops[j]`` (:class:`pfft.engines.r2r.R2R`, its scaling
+        included) along ``axes[j]``; returns the array.
+    """
 
     name: str
-    capabilities: EngineCapabilities
+    keeps_order: bool
+    pieces: PiecesKernels | None
 
     def natural_scale(self, inverse: bool, n: int) -> float: ...
+
+    def fft(self, x, axes, inverse: bool, *, scale: float = 1.0,
+            inplace: bool = False) -> tuple: ...
+
+    def rfft(self, x, axes, *, inverse: bool = False, scale: float = 1.0) -> tuple: ...
+
+    def irfft(self, x, axes, n: int, *, inverse: bool = True, scale: float = 1.0) -> tuple: ...
+
+    def r2r(self, x, ops, axes): ...
 
 
 class Transport(Protocol):

@@ -15,26 +15,29 @@ transform stands next to an exchange (the end of a chain, a resize, a gather) on
 pass packs or unpacks instead.
 Every element is then read and written once per FFT and copied once per exchange.
 
-Used by :func:`pfft.executor.run_chain` where the engine runs the pieces kernels and
-the transport can shift (their ``capabilities``, :mod:`pfft.interfaces`: the native
-engine on CPU, the XLA transport), for the
-exchanges :func:`as_pieces` picks: with ``fuse_exchanges="auto"`` every exchange where
-the transport swaps, else those whose blocks are large enough to pay for the extra
-collectives of shifts (:func:`shifts_pay`); the others run as one all-to-all between
-the same FFTs. Blocks stay in numpy's axis order throughout.
+Used by :func:`pfft.executor.run_chain` where the engine has the pieces kernels and
+the transport can shift (the native engine on CPU, the XLA transport): the chain is
+rewritten once (:func:`rewrite`) so that each exchange :func:`as_pieces` picks is a
+:class:`PiecesExchange` and each transform next to it a :class:`FusedTransform`, each
+with its step here (:func:`run_exchange`, :func:`run_fused`). With
+``fuse_exchanges="auto"`` every exchange where the transport swaps moves pieces, else
+those whose blocks are large enough to pay for the extra collectives of shifts
+(:func:`shifts_pay`); the others run as one all-to-all between the same FFTs. Blocks
+stay in numpy's axis order throughout.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import settings
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
            "pairs_enabled", "in_place_enabled", "transform", "ready_for", "pack", "exchange",
-           "assemble"]
+           "assemble", "FusedTransform", "PiecesExchange", "rewrite", "run_fused",
+           "run_exchange"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -87,7 +90,7 @@ class Pieces:
 
 def enabled(engine, transport) -> bool:
     """Whether chains on ``engine`` over ``transport`` exchange pieces."""
-    return engine.capabilities.pieces and transport.capabilities.shifts
+    return engine.pieces is not None and transport.capabilities.shifts
 
 
 def swaps(transport) -> bool:
@@ -136,18 +139,16 @@ def as_pieces(st, engine, transport, block_bytes: int) -> Send | None:
     How: one swap where the transport swaps and :func:`swap_pays`, else shifts."""
     if not (isinstance(st, Exchange) and enabled(engine, transport)):
         return None
-    if not (engine.fuse is True or swaps(transport) or shifts_pay(st, block_bytes)):
+    if not (engine.pieces.fuse is True or swaps(transport) or shifts_pay(st, block_bytes)):
         return None
     sign = 0 if swaps(transport) and swap_pays(st, block_bytes) else 1
     return Send(**{f.name: getattr(st, f.name) for f in fields(Exchange)}, sign=sign)
 
 
-def fused(st, engine) -> bool:
-    """Whether local stage ``st`` runs as a pass of the pieces kernel on ``engine``:
-    every FFT stage, and a DCT/DST stage where the engine runs them by DUCC (the
-    kinds :func:`transform` has a pass for)."""
-    return type(st) in _TRANSFORMS and (not isinstance(st, LocalR2R)
-                                        or engine.capabilities.r2r)
+def fused(st) -> bool:
+    """Whether local stage ``st`` can run as a pass of the pieces kernel: FFT, DCT and
+    DST stages (the kinds :func:`transform` has a pass for)."""
+    return type(st) in _TRANSFORMS
 
 
 def _sides(data, out_shape, exchange: Send | None, transport):
@@ -213,7 +214,7 @@ def pairs_enabled(engine) -> bool:
     """Whether two passes in a row run as one kernel call (the engine has it, and
     ``$PFFT_NO_PASS_PAIRS`` is unset, read when a plan is traced: a switch to measure
     what pairing gains; the values agree to rounding either way)."""
-    return engine.capabilities.pieces and settings.pass_pairs()
+    return engine.pieces is not None and settings.pass_pairs()
 
 
 def in_place_enabled(engine) -> bool:
@@ -221,7 +222,7 @@ def in_place_enabled(engine) -> bool:
     (:func:`pfft.engines.native.writes_in_place`): the engine has it, and
     ``$PFFT_NO_IN_PLACE`` is unset (read when a plan is traced: a switch to measure what
     it gains; the values are the same bits either way)."""
-    return engine.capabilities.pieces and settings.in_place()
+    return engine.pieces is not None and settings.in_place()
 
 
 def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,
@@ -247,7 +248,7 @@ def _in_place(data, axes, inverse: bool, engine):
     if isinstance(data, Pieces):
         data.arrays = [_in_place(a, axes, inverse, engine) for a in data.arrays]
         return data
-    return engine.fft(data, tuple(a - data.ndim for a in axes), inverse, inplace=True)
+    return engine.fft(data, tuple(a - data.ndim for a in axes), inverse, inplace=True)[0]
 
 
 def _pairs_pay(data, first: int, second: int, exchange: Exchange | None, engine) -> bool:
@@ -361,7 +362,7 @@ def _c2r_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, ex
     elif rest:                          # the complex axes first, into one array
         data = (_c2c(data, rest, inverse=inverse, scale=scale, shape=shape, exchange=None,
                      **kw) if isinstance(data, Pieces) else
-                engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale))
+                engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale)[0])
         scale = 1.0
     return _kernel(data, h, n, kind="c2r", exchange=exchange, out_len=n, inverse=inverse,
                    scale=scale, weights=w, **kw)
@@ -411,3 +412,76 @@ def assemble(pieces: Pieces, *, scale: float, engine, transport):
     n = pieces.shape[f]
     return _kernel(pieces, f, n, kind="copy", exchange=None, out_len=n, inverse=False,
                    scale=scale, engine=engine, transport=transport)
+
+
+# -- the pieces path as stages of the chain ------------------------------------------
+
+@dataclass(frozen=True)
+class FusedTransform:
+    """Local transform ``stage`` as pieces-kernel passes: it reads the pieces the
+    exchange before it delivered (or an array), and writes the pieces ``send`` moves
+    (or, where ``send`` is None, one array)."""
+
+    stage: Any
+    send: Send | None
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return self.stage.axes
+
+
+@dataclass(frozen=True)
+class PiecesExchange:
+    """Exchange ``send`` of pieces: packed by a copy pass first where the stage before
+    wrote no pieces for it (``pack``), assembled into one array by a copy pass after
+    where the stage after reads no pieces (``assemble``)."""
+
+    send: Send
+    pack: bool
+    assemble: bool
+
+
+def rewrite(stages: list, engine, transport, block_bytes: int) -> list:
+    """``stages`` with each exchange :func:`as_pieces` picks as a :class:`PiecesExchange`
+    and each transform next to one as a :class:`FusedTransform`, one for one."""
+    sends = [as_pieces(st, engine, transport, block_bytes) for st in stages]
+    n = len(stages)
+
+    def reads_pieces(i: int) -> bool:    # stage i takes the pieces an exchange delivers
+        return i < n and (bool(sends[i]) or fused(stages[i]))
+    out = []
+    for i, st in enumerate(stages):
+        before, after = sends[i - 1] if i else None, sends[i + 1] if i + 1 < n else None
+        if sends[i]:
+            writes = i > 0 and fused(stages[i - 1])
+            out.append(PiecesExchange(sends[i], pack=not writes,
+                                      assemble=not reads_pieces(i + 1)))
+        elif fused(st) and (before or after):
+            out.append(FusedTransform(st, after))
+        else:
+            out.append(st)
+    return out
+
+
+def run_fused(run, block, at) -> None:
+    """The executor's step for a :class:`FusedTransform` (``at.shape``: the logical
+    shape before it)."""
+    step = at.stage
+    block.data = transform(block.data, step.stage, inverse=run.inverse,
+                           weighted=run.weighted, scale=block.take_scale(), shape=at.shape,
+                           exchange=step.send, engine=run.engine.pieces,
+                           transport=run.transport)
+
+
+def run_exchange(run, block, at) -> None:
+    """The executor's step for a :class:`PiecesExchange`."""
+    step, kernels = at.stage, run.engine.pieces
+    data = block.data
+    if step.pack:
+        data = pack(data, step.send, scale=block.take_scale(), engine=kernels,
+                    transport=run.transport)
+    data = exchange(data, step.send, step.send.gathered_extent(at.shape), run.transport)
+    if step.assemble:
+        data = assemble(data, scale=block.take_scale(), engine=kernels,
+                        transport=run.transport)
+    block.data = data

@@ -19,9 +19,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from . import settings
-from .arguments import (NORMS, SPECTRA, check_cast, check_fuse_exchanges, check_overwrite_x,
-                        check_pipeline)
-from .autodiff import BACKWARD, FORWARD, Variant
+from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges
+from .autodiff import (BACKWARD, FORWARD, Variant, caller_stacklevel,
+                       explain_mesh_context_errors, warn_if_differentiated_outside_mesh)
 from .core import PlanCore
 from .engines.choice import engine_for_plan
 from .hlo import count_collectives
@@ -87,8 +87,7 @@ class Plan(PlanCore):
     def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
                  dealiased: tuple[tuple[int, int], ...] = (), engine: str = "auto",
-                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None,
-                 pipeline: int = 1, overwrite_x: bool = False):
+                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.mesh = mesh
         self.mesh_shape = in_layout.mesh_shape
         devices = _devices_of(mesh)
@@ -97,8 +96,7 @@ class Plan(PlanCore):
                          engine=engine_for_plan(engine, devices, fuse_exchanges),
                          transport=xla_transport,
                          mesh_axes=frozenset(m for m, _ in self.mesh_shape),
-                         kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline,
-                         overwrite_x=overwrite_x)
+                         kinds=kinds, orthogonalize=orthogonalize)
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
         self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
@@ -124,7 +122,15 @@ class Plan(PlanCore):
 
     forward.__doc__ = PlanCore.forward.__doc__
 
+    def run(self, x, variant: Variant):
+        with explain_mesh_context_errors():
+            return super().run(x, variant)
+
+    run.__doc__ = PlanCore.run.__doc__
+
     def _place(self, x, variant: Variant):
+        if self._distributed:
+            warn_if_differentiated_outside_mesh(x)
         if self._distributed and not is_tracer(x):
             x = place(x, self._chain(variant).in_layout.sharding(self.mesh))
         return x
@@ -235,12 +241,40 @@ def _warn_if_replicated(plan: "Plan") -> None:
     chain = plan.chain
     idle = chain.out_layout.unused_mesh_axes
     gathers = [st for st in chain.stages if isinstance(st, Gather)]
-    if idle or gathers:
-        why = (f"mesh axes {list(idle)} split no axis" if idle else
-               f"{len(gathers)} all-gather(s) (no even layout is left)")
+    if idle:
         warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.mesh_shape)} repeats "
-                      f"work across devices: {why}. Give axes that the grid divides, or a "
-                      f"smaller mesh.", ReplicationWarning, stacklevel=4)
+                      f"work across devices: "
+                      f"{idle_mesh_axes_text(plan.shape, plan.mesh_shape, idle)}",
+                      ReplicationWarning,
+                      stacklevel=caller_stacklevel())
+    elif gathers:
+        warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.mesh_shape)} repeats "
+                      f"work across devices: {len(gathers)} all-gather(s), as no even layout is "
+                      f"left for the dimensions the mesh splits. Use dimensions that the mesh "
+                      f"axes' sizes divide, or a smaller mesh.", ReplicationWarning,
+                      stacklevel=caller_stacklevel())
+
+
+def idle_mesh_axes_text(shape, mesh_shape, idle) -> str:
+    """What a :class:`ReplicationWarning` says of the mesh axes ``idle`` that split no
+    dimension of an array of ``shape`` on a grid of ``mesh_shape`` (``(name, size)``
+    pairs), and what to do about it (``pfft.device_put`` says it too)."""
+    sizes = dict(mesh_shape)
+    one = len(idle) == 1
+    names = " and ".join(f"{m!r} ({sizes[m]} devices)" for m in idle)
+    devices = math.prod(sizes[m] for m in idle)
+    used = [(m, s) for m, s in mesh_shape if m not in idle]
+    besides = (f" (besides the split over {' and '.join(repr(m) for m, _ in used)})"
+               if used else "")
+    smaller = (f"a mesh without {' and '.join(repr(m) for m in idle)} "
+               f"(pfft.make_mesh({tuple(s for _, s in used)!r}), "
+               f"{math.prod(s for _, s in used)} devices)" if used
+               else "no mesh (mesh=None: one device)")
+    return (f"mesh {'axis' if one else 'axes'} {names} split{'s' if one else ''} no dimension "
+            f"of the array {tuple(shape)}: no dimension's length can be shared out evenly "
+            f"among {'its' if one else 'their'} {devices} devices{besides}, so they hold the "
+            f"same data and each repeats the others' work. Use an array with a dimension "
+            f"that {' or '.join(sorted({str(sizes[m]) for m in idle}))} divides, or {smaller}.")
 
 
 _CACHE = LRUCache(256)
@@ -316,20 +350,17 @@ FORWARDS = ForwardRecord()
 def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
              n: int | None = None, spectrum: str = "numpy", dealiased=(),
              engine: str | None = None, fuse_exchanges: bool | str = "auto",
-             kinds: tuple[str, ...] | None = None, orthogonalize: bool | None = None,
-             pipeline: int = 1, overwrite_x: bool = False) -> Plan:
+             kinds: tuple[str, ...] | None = None,
+             orthogonalize: bool | None = None) -> Plan:
     """The cached plan for these arguments (made on first use)."""
     engine = (engine or settings.engine()).lower()
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
-    pipeline = check_pipeline(pipeline, "pfft.plan")
-    overwrite_x = check_overwrite_x(overwrite_x, "pfft.plan")
     kinds = None if kinds is None else tuple(kinds)
     key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
            tuple(dealiased), engine, fuse_exchanges, kinds,
-           None if kinds is None else orthogonalize, pipeline, overwrite_x)
+           None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
                                                 kind=kind, n=n, spectrum=spectrum,
                                                 dealiased=tuple(dealiased), engine=engine,
                                                 fuse_exchanges=fuse_exchanges, kinds=kinds,
-                                                orthogonalize=orthogonalize,
-                                                pipeline=pipeline, overwrite_x=overwrite_x))
+                                                orthogonalize=orthogonalize))

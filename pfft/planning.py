@@ -7,13 +7,16 @@ the plans themselves (:mod:`pfft.plan`) and the wisdom store (:mod:`pfft.wisdom`
 """
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 import jax
+import numpy as np
 from jax.sharding import NamedSharding
 
 from . import wisdom
 from .arguments import check_plan_kinds, check_tune
+from .autodiff import caller_stacklevel
 from .core import layout_of_spec, plan_arguments
 from .grid import make_mesh, mesh_shape_of
 from .layout import Layout, default_layout
@@ -22,13 +25,15 @@ from .tuning import tune
 
 __all__ = ["plan"]
 
+# (entry point, shape, real dtype) that a plan without kind= was warned about: once each
+_WARNED_REAL: set = set()
+
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
-         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy",
+         in_sharding=None, kind: str | None = None, spectrum: str = "numpy",
          padding: float = 1.0, tune: str | None = None, engine: str | None = None,
          fuse_exchanges: bool | str = "auto", kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None, pipeline: int = 1,
-         overwrite_x: bool = False) -> Plan:
+         orthogonalize: bool | None = None) -> Plan:
     """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
     (and its inverse) for arrays of one shape.
 
@@ -37,8 +42,13 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     shape
         Global shape of the input (real for ``kind="r2c"``).
     dtype
-        Input dtype; real dtypes are promoted to complex as numpy does (for
-        ``kind="r2c"``, the real dtype or its complex counterpart).
+        Input dtype. For ``kind="r2c"`` the real dtype or its complex counterpart.
+        Otherwise a real dtype is promoted to complex as numpy's ``fftn`` does
+        (float32 to complex64): ``pfft.plan(shape, np.float32, mesh)`` plans the
+        complex ``fftn``, which takes real input. Given without ``kind`` it says so
+        (a ``UserWarning``, once per shape and dtype, and ``print(plan)``); pass
+        ``kind="r2c"`` for ``rfftn`` (half the work and memory), or ``kind="c2c"``
+        for the complex transform.
     mesh
         A 1-D or 2-D :class:`jax.sharding.Mesh` (see :func:`pfft.make_mesh`), or ``None``
         for a single-device plan.
@@ -52,7 +62,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         default the plan picks its input pencil (the last transformed axis whole,
         the grid splitting the others).
     kind
-        ``"c2c"`` (:meth:`Plan.forward` is ``fftn``) or ``"r2c"`` (``rfftn``).
+        ``"c2c"`` (:meth:`Plan.forward` is ``fftn``; the default) or ``"r2c"``
+        (``rfftn``).
     spectrum
         ``"numpy"`` (default): the output has numpy's shape, evenly sharded.
         ``"padded"`` (``kind="r2c"`` only): the spectrum stays in the pencil the
@@ -83,24 +94,6 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         least ``(p - 2) * 80 KiB``: :func:`pfft.pieces.shifts_pay`), running the
         others as one all-to-all each; ``True`` fuses every exchange, ``False`` none.
         The result is the same up to rounding. Part of the plan's cache key.
-    pipeline
-        Pieces to cut the stages around each exchange into (default 1: none). With
-        ``k > 1`` each exchange and the local transforms next to it run on ``k``
-        pieces of the block, cut along an axis none of them acts on or within the
-        exchange's chunks (a slab), so that where collectives are asynchronous (XLA
-        on GPUs) one piece's transfer can overlap the next piece's FFTs;
-        ``print(plan)`` lists the windows. The values are the same; the cut and the
-        join may cost a copy each (the native engine's FFTs read or write a slab's
-        pieces where they lie) and the pieces' launches are smaller, so it pays only
-        where the exchanges take a good part of the time (see ``docs/gpu.md``). No exchange of pieces (``fuse_exchanges``) in a
-        pipelined chain. Part of the plan's cache key.
-    overwrite_x
-        As scipy's: ``True`` lets the transforms work in their input's buffer (the
-        first FFT in place, a window's pieces written over the block they came from).
-        The values are the same (JAX arrays are never changed): where the input is dead
-        after the call (donated to ``jax.jit``, or a temporary inside it) a device
-        then needs a block less, where it is still live XLA copies it first (one pass
-        over the block). Default ``False``. Part of the plan's cache key.
     tune
         ``None`` (default): plan on ``mesh`` as given. ``"wisdom"``: use the grid that
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
@@ -129,10 +122,14 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     Plan
         Cached: the same arguments return the same object.
     """
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  "plan")
+    promoted = real_without_kind(dtype, kind, kinds)
+    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind or "c2c", kinds,
+                                                  orthogonalize, "plan")
+    given = dtype
     shape, dtype, axes, norm, dealiased = plan_arguments(shape, dtype, axes, norm, kind,
                                                          spectrum, padding, "plan", kinds)
+    if promoted:
+        warn_real_without_kind(shape, given, dtype, "pfft.plan")
     check_tune(tune, "plan", in_sharding)
     mesh_shape = mesh_shape_of(mesh)
     layout = None
@@ -145,10 +142,47 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
             mesh_shape = mesh_shape_of(mesh)
     if layout is None:
         layout = default_layout(shape, axes, mesh_shape)
-    return get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
+    made = get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
                     dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline,
-                    overwrite_x=overwrite_x)
+                    kinds=kinds, orthogonalize=orthogonalize)
+    if promoted:
+        mark_promoted(made, given)
+    return made
+
+
+# -- a real dtype without kind: the complex plan, said (pfft.plan and pfft.mpi.plan) -----
+
+def real_without_kind(dtype, kind, kinds) -> bool:
+    """Whether a plan is asked for with a real (or integer, or bool) ``dtype`` and
+    neither ``kind`` nor ``kinds``: it is then the complex ``fftn`` of real input.
+    ``False`` for a bad dtype (:func:`pfft.core.plan_arguments` reports it)."""
+    if kind is not None or kinds is not None:
+        return False
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:
+        return False
+
+
+def warn_real_without_kind(shape, given, dtype, where: str) -> None:
+    """Say (a ``UserWarning``, once per shape and dtype) that a plan asked for with the
+    real dtype ``given`` and no ``kind`` is the complex ``fftn`` in ``dtype``."""
+    given = np.dtype(given)
+    if (where, tuple(shape), given) in _WARNED_REAL:
+        return
+    _WARNED_REAL.add((where, tuple(shape), given))
+    warnings.warn(f"{where}: dtype {given.name} is real, but without kind= the plan is the "
+                  f"complex fftn ({np.dtype(dtype).name}; kind=\"c2c\"), taking {given.name} "
+                  f"input promoted as numpy's fftn does. For the real transform (rfftn: half "
+                  f"the work and memory) pass kind=\"r2c\"; pass kind=\"c2c\" to keep the "
+                  f"complex one without this warning.", UserWarning,
+                  stacklevel=caller_stacklevel())
+
+
+def mark_promoted(plan, given) -> None:
+    """Let ``print(plan)`` say that it was asked for with the real dtype ``given`` and no
+    ``kind`` (the plan is cached: the first such dtype stays)."""
+    plan._promoted_from = getattr(plan, "_promoted_from", None) or np.dtype(given)
 
 
 def _layout_of_sharding(in_sharding, shape, mesh, mesh_shape) -> Layout:

@@ -147,6 +147,12 @@ class Exchange:
         return Exchange(self.mesh_axis, self.size, gather=self.scatter, scatter=self.gather,
                         gather_keep=self.scatter_had, scatter_had=self.gather_keep)
 
+    def gathered_extent(self, shape) -> int:
+        """Length of a block along ``gather`` after the exchange, the logical global
+        ``shape`` before it given: the whole axis (padding cropped), or an even share
+        where it keeps other mesh axes."""
+        return shape[self.gather] // self.gather_keep
+
     def __str__(self) -> str:
         g = "becomes local" if self.gather_keep == 1 else "keeps its other mesh axes"
         s = "split" if self.scatter_had == 1 else "split further"

@@ -83,6 +83,28 @@ def random_array(rng, shape, dtype):
     return x.astype(dtype)
 
 
+# the local FFT engines a plan can be asked for on CPUs ("auto" is "native" where the
+# kernels are built, else "xla"; "cufft", "native" on GPUs, is "auto" here)
+ENGINES = ["native", "xla", "auto"]
+
+
+def engine_plan(shape, dtype, mesh, engine, **kw):
+    """``pfft.plan(shape, dtype, mesh, engine=engine, **kw)``, checked to run that
+    engine and not another in its place. "native" skips only where the CPU kernels
+    cannot be built (:mod:`kernel_build`); elsewhere a missing library fails."""
+    import pfft
+    from kernel_build import cpu_kernels_expected, missing_kernels_reason
+    from pfft.engines import native
+
+    built = native.available("cpu")
+    if engine == "native" and not built and not cpu_kernels_expected():
+        pytest.skip(missing_kernels_reason())
+    plan = pfft.plan(shape, dtype, mesh, engine=engine, **kw)
+    want = {"native": "native", "xla": "xla", "auto": "native" if built else "xla"}[engine]
+    assert plan.engine.name == want, (engine, plan.engine)
+    return plan
+
+
 @pytest.fixture(scope="session")
 def devices():
     assert len(jax.devices()) >= 8, "tests need 8 simulated CPU devices"

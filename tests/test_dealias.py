@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pfft
-from conftest import rel_err
+from conftest import random_array, rel_err
 
 
 def _keep(n_big, n, halved=False):
@@ -141,6 +141,47 @@ def test_any_field_and_any_spectrum_match_numpy(grid, real):
     k = np.fft.rfftn(rng.standard_normal(n)) if real else \
         rng.standard_normal(n) + 1j * rng.standard_normal(n)
     assert rel_err(plan.backward(k), _numpy_backward(k, n, plan.in_shape, real)) <= 1e-12
+
+
+def _dft_rows(freqs, m, sign):
+    """The dense DFT of ``m`` points, one row per integer frequency in ``freqs``:
+    exp(sign 2 pi i f j / m), summed directly (no FFT)."""
+    return np.exp(sign * 2j * np.pi * np.outer(freqs, np.arange(m)) / m)
+
+
+@pytest.mark.parametrize("grid", [(2, 2), (4,)])
+@pytest.mark.parametrize("real", [False, True])
+def test_odd_lengths_keep_the_frequencies_a_dense_dft_gives(grid, real):
+    """Odd spectral lengths (the halved one too; one even, for the grid to split),
+    fine grids ``ceil(1.5 n)`` odd and even. The forward keeps, in numpy's order, the
+    integer frequencies -(n//2) .. (n-1)//2 (0 .. n//2 on the halved axis) of the fine
+    grid's DFT, scaled by n/m per axis; the backward sums those modes on the fine
+    grid, scaled by 1/n (for a real result the real part, each bin of the odd halved
+    axis but 0 counted twice: it has no Nyquist bin). The reference is a dense DFT
+    matrix per axis built from the frequencies, not numpy.fft and an index cut."""
+    mesh = pfft.make_mesh(grid)
+    n = (5, 8, 7)
+    plan = pfft.plan(n, np.float64 if real else np.complex128, mesh,
+                     kind="r2c" if real else "c2c", padding=1.5)
+    m = plan.in_shape
+    assert m == (8, 12, 11)                                   # ceil(1.5 n)
+    freqs = [np.r_[0:(v + 1) // 2, -(v // 2):0] for v in n]   # numpy's order
+    if real:
+        freqs[-1] = np.arange(n[-1] // 2 + 1)
+    assert plan.out_shape == tuple(len(f) for f in freqs)
+    rng = np.random.default_rng(6)
+    y = random_array(rng, m, np.float64 if real else np.complex128)
+    rows = [_dft_rows(f, mm, -1) for f, mm in zip(freqs, m)]
+    want = np.einsum("ai,bj,ck,ijk->abc", *rows, y) * np.prod(n) / np.prod(m)
+    assert rel_err(plan.forward(y), want) <= 1e-14         # 5x the error measured: 1.8e-15
+    k = random_array(rng, plan.out_shape, np.complex128)
+    cols = [_dft_rows(f, mm, +1).T for f, mm in zip(freqs, m)]
+    if real:
+        cols[-1] = cols[-1] * np.where(freqs[-1] == 0, 1.0, 2.0)
+    want = np.einsum("ia,jb,kc,abc->ijk", *cols, k) / np.prod(n)
+    back = plan.backward(k)
+    assert back.shape == m
+    assert rel_err(back, want.real if real else want) <= 1e-14
 
 
 def test_dealiased_plans_are_differentiable():

@@ -23,7 +23,8 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 import pfft
 from conftest import TOL, random_array, rel_err
 from kernel_build import ALLOW_ENV, cpu_kernels_expected, cxx_compiler, missing_kernels_reason
-from pfft.engines import choice, native, xla
+from pfft.engines import choice, native, native_pieces, xla
+from pfft.engines.per_stage import PerStageEngine
 
 DTYPES = [np.complex64, np.complex128]
 REAL = {np.complex64: np.float32, np.complex128: np.float64}
@@ -221,7 +222,7 @@ def test_cpu_kernels_are_built_where_they_can_be():
         f"{native.unavailable_reason('cpu')}. Fix the build (`pip install "
         "--no-build-isolation -e .` or `make kernels`), or set "
         f"{ALLOW_ENV}=1 to test without it.")
-    assert native.pieces_available("cpu")            # the fused exchange kernel too
+    assert native_pieces.pieces_available("cpu")     # the fused exchange kernel too
 
 
 def test_engine_choice_and_fallback(monkeypatch):
@@ -435,16 +436,6 @@ def test_cufft_kernel_geometry_matches_direct_dfts_on_cpu():
     assert int(out.split("cufft_schedule: ")[1].split()[0]) >= 1500
 
 
-def test_gpu_chunk_copy_grid_copies_every_point_once_on_cpu():
-    """The GPU library's chunk copy kernel's grid (kernels/common/chunk_copy.h, which
-    pfft_cuda.cu launches), every thread emulated on the CPU: takes and puts over
-    thousands of geometries, buffer alignments and grid caps equal the CPU library's
-    copies, each point written once, nothing outside the buffers touched, the copy
-    units as wide as the alignments allow."""
-    out = _make_kernel_check("chunk-test")
-    assert int(out.split("chunk_copy: ")[1].split()[0]) >= 3000
-
-
 def test_cufft_plan_cache_calls_need_the_gpu_kernels():
     if native.available("gpu"):
         pytest.skip("GPU kernels loaded: covered by the GPU test")
@@ -454,55 +445,16 @@ def test_cufft_plan_cache_calls_need_the_gpu_kernels():
         native.set_cufft_plan_cache_size(0)
 
 
-@on_each_platform
-def test_c2c_sees_a_block_as_another_shape(platform):
-    """fft(x, axes, shape=s): the transform of x seen as s (numpy: reshape, fftn,
-    reshape back), the result in x's shape: out of place, in place on a donated block,
-    under vmap (a batch axis in front of both), its gradient, and through the per-stage
-    engine on either of its routes (lax.fft for the innermost axes, the kernel for the
-    leading one). A shape of another size is refused."""
-    rng = np.random.default_rng(31)
-    x = random_array(rng, (8, 6, 10), np.complex128)
-    view = (4, 12, 10)
-
-    def want(a, axes):
-        return np.fft.fftn(a.reshape(view), axes=axes).reshape(a.shape)
-
-    xs = _put(x, platform)
-    assert rel_err(native.fft(xs, (1, 2), shape=view), want(x, (1, 2))) < 1e-13
-    in_place = jax.jit(lambda a: native.fft(a, (0, 1), True, scale=1 / 48, inplace=True,
-                                            shape=view), donate_argnums=0)
-    got = in_place(_put(x, platform))
-    assert got.shape == x.shape
-    assert rel_err(got, np.fft.ifftn(x.reshape(view), axes=(0, 1)).reshape(x.shape)) < 1e-13
-    batch = random_array(rng, (3,) + x.shape, np.complex128)
-    got = jax.vmap(lambda a: native.fft(a, (1,), shape=view))(_put(batch, platform))
-    assert rel_err(got, np.stack([want(b, (1,)) for b in batch])) < 1e-13
-    ct = random_array(rng, x.shape, np.complex128)
-    grad = jax.grad(lambda a: jnp.real(jnp.vdot(_put(ct, platform),
-                                                native.fft(a, (1, 2), shape=view))))(xs)
-    # JAX's gradient of Re<ct, F x> is F^T conj(ct), and the DFT matrix is symmetric
-    assert rel_err(grad, want(np.conj(ct), (1, 2))) < 1e-13
-    if platform == "cpu":
-        eng = choice.PerStageEngine(native, 1, "cpu", False)
-        with eng.recording() as log:
-            assert rel_err(eng.fft(xs, (1, 2), False, shape=view), want(x, (1, 2))) < 1e-13
-            assert rel_err(eng.fft(xs, (0,), False, shape=view), want(x, (0,))) < 1e-13
-        assert log == ["xla", "native"]
-    with pytest.raises(ValueError, match="cannot be seen as"):
-        native.fft(xs, (0,), shape=(4, 12, 12))
-
-
 @needs_cpu_kernels
 def test_per_stage_engine_routes_each_transform_and_matches_numpy():
     """The GPU's ``engine="auto"`` sends a transform over the innermost axes (the halved
     one last) to ``lax.fft`` where its ``1/n`` is the factor asked for or it scales
-    nothing (unless it should run in place: the plan may overwrite its input), one the
+    nothing, one the
     native kernel does in one launch per plan (nothing before or after each run of
     axes) to the kernel, and any other (a middle axis) to ``lax.fft`` with its
     transposes; here the CPU kernels stand in for cuFFT. Each call gives numpy's values
     (float64) times its scale."""
-    eng = choice.PerStageEngine(native, 1, "cpu", False)
+    eng = PerStageEngine(1, "cpu")
     rng = np.random.default_rng(10)
     x = random_array(rng, (6, 5, 4), np.complex128)
     r = x.real.copy()
@@ -523,17 +475,11 @@ def test_per_stage_engine_routes_each_transform_and_matches_numpy():
         (lambda a: eng.rfft(a.real, (2, 1)), np.fft.rfftn(r, axes=(2, 1)), "xla"),
         (lambda a: eng.rfft(a.real, (0, 1), inverse=True),
          np.conj(np.fft.rfftn(r, axes=(0, 1))), "xla"),
-        # where the plan may overwrite its input a tie goes to the kernel that can
-        (lambda a: eng.fft(a, (1, 2), False, inplace=True, prefer_inplace=True),
-         np.fft.fftn(x, axes=(1, 2)), "native"),
-        (lambda a: eng.fft(a, (1, 2), False, prefer_inplace=True),
-         np.fft.fftn(x, axes=(1, 2)), "xla"),
-        (lambda a: eng.fft(a, (1,), False, inplace=True, prefer_inplace=True),
-         np.fft.fft(x, axis=1), "xla"),
     ]
     for call, want, engine in cases:
         with eng.recording() as log:
-            got = jax.jit(call)(x)
+            got, owed = jax.jit(call)(x)
+        assert owed == 1.0      # every factor applied
         assert log == [engine], (engine, log)
         assert rel_err(got, want) <= 1e-12, engine
     kk = jnp.asarray(k)
@@ -548,8 +494,8 @@ def test_per_stage_engine_routes_each_transform_and_matches_numpy():
             (jnp.asarray(k01), lambda a: eng.irfft(a, (0, 1), 5, scale=0.5),
              15 * r, "xla")]:
         with eng.recording() as log:
-            got = jax.jit(call)(arg)
-        assert log == [engine] and rel_err(got, want) <= 1e-12, (engine, log)
+            got, owed = jax.jit(call)(arg)
+        assert log == [engine] and owed == 1.0 and rel_err(got, want) <= 1e-12, (engine, log)
 
 
 @needs_cpu_kernels
@@ -564,14 +510,14 @@ def test_plans_on_the_per_stage_engine_match_numpy_and_say_which_engine_runs(gri
     import sys
     cpu = jax.devices("cpu")
     monkeypatch.setattr(sys.modules["pfft.plan"], "engine_for_plan",
-                        lambda *a: choice.PerStageEngine(native, 1, "cpu", False))
+                        lambda *a: PerStageEngine(1, "cpu"))
     pfft.clear_plan_cache()
     try:
         mesh = pfft.make_mesh(grid, cpu[:math.prod(grid)])
         shape = (8, 12, 10)
         x = random_array(np.random.default_rng(11), shape, np.complex128)
         plan = pfft.plan(shape, np.complex128, mesh)
-        assert isinstance(plan.engine, choice.PerStageEngine)
+        assert isinstance(plan.engine, PerStageEngine)
         engines = plan.fft_engines()
         assert engines == {(1, 1): ["xla"], (4,): ["xla", "native"],
                            (2, 2): ["xla", "xla", "native"]}[grid]
@@ -593,16 +539,6 @@ def test_plans_on_the_per_stage_engine_match_numpy_and_say_which_engine_runs(gri
         want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a) * w) ** 2))(
             jnp.asarray(x.real))
         assert rel_err(g, want) <= 1e-12
-        # pipelined: each FFT stage of the chain that runs named once, its pieces joined
-        # (a slab's window is cut within its exchange's chunks: its 2-D FFT stays whole)
-        piped = pfft.plan(shape, np.complex128, mesh, pipeline=2)
-        engines = piped.fft_engines()
-        # (a pencil's first window, cut along axis 0, reads its pieces' rows with the
-        # native kernel: its FFT over the innermost axis too)
-        assert engines == {(1, 1): ["xla"], (4,): ["xla", "native"],
-                           (2, 2): ["native", "xla", "native"]}[grid]
-        assert str(piped).count(", by ") == len(engines)
-        assert rel_err(piped.forward(pfft.device_put(x, mesh)), np.fft.fftn(x)) <= 1e-12
     finally:
         pfft.clear_plan_cache()
 
@@ -668,256 +604,3 @@ def test_calls_outside_jit_run_the_kernel_of_the_arrays_platform(monkeypatch):
     g = jax.grad(lambda a: jnp.sum(jnp.abs(native.rfft(a, (0, 1))) ** 2))(xs.real)
     want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a, axes=(0, 1))) ** 2))(xs.real)
     assert rel_err(g, want) <= 1e-12
-
-
-# rows transforms: (block, axes, rows' axis, rows read, rows of the block written into)
-# rows right after the axes transformed, or of the leading axis (any axes after it)
-ROWS_CASES = [((8, 6, 5), (0,), 1, (2, 5), 9), ((3, 4, 6, 2), (1,), 2, (0, 6), 6),
-              ((4, 5, 6, 3), (0, 1), 2, (1, 4), 7), ((2, 3, 4, 5, 2), (3, 1, 2), 4, (1, 2), 3),
-              ((5, 7), (0,), 1, (3, 7), 4), ((6, 5, 4), (2,), 0, (1, 4), 5),
-              ((7, 4, 6), (1, 2), 0, (0, 3), 3), ((1, 6, 3, 4), (3, 2), 1, (2, 6), 9)]
-
-
-@on_each_platform
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,axes,axis,rows,into_rows", ROWS_CASES, ids=str)
-def test_rows_transforms_read_and_write_rows_where_they_lie(shape, axes, axis, rows,
-                                                            into_rows, dtype, platform):
-    """fft_of_rows: the transform of rows lo..hi of one axis (numpy's fftn of the slice);
-    fft_into_rows: a block with those rows replaced by the transform of a smaller one,
-    the other rows kept (or, into None, a new block whose those rows hold it). Both
-    signs, a scale, the axes in any order, in and outside jit."""
-    rng = np.random.default_rng(sum(shape))
-    x = random_array(rng, shape, dtype)
-    lo, hi = rows
-    tol = TOL[dtype]
-    xs = _put(x, platform)
-    for inverse, scale in ((False, 1.0), (True, 0.5)):
-        sign = np.fft.ifftn if inverse else np.fft.fftn
-        n = math.prod(shape[a] for a in axes)
-        want = sign(x[(slice(None),) * axis + (slice(lo, hi),)], axes=axes) * scale * (
-            n if inverse else 1)
-        got = native.fft_of_rows(xs, axes, inverse, axis=axis, start=lo, stop=hi, scale=scale)
-        assert got.shape == want.shape and rel_err(got, want) <= tol
-        got = jax.jit(lambda a: native.fft_of_rows(a, axes, inverse, axis=axis, start=lo,
-                                                   stop=hi, scale=scale))(xs)
-        assert rel_err(got, want) <= tol
-        # into a block of into_rows rows along the axis, from row 1 (or 0 where full)
-        piece = x[(slice(None),) * axis + (slice(lo, hi),)]
-        into = random_array(rng, shape[:axis] + (into_rows,) + shape[axis + 1:], dtype)
-        at = min(1, into_rows - (hi - lo))
-        expect = into.copy()
-        expect[(slice(None),) * axis + (slice(at, at + hi - lo),)] = want
-        f = jax.jit(lambda b, p: native.fft_into_rows(b, p, axes, inverse, axis=axis,
-                                                      start=at, scale=scale))
-        got = f(_put(into, platform), _put(piece, platform))
-        assert rel_err(got, expect) <= tol
-        made = native.fft_into_rows(None, _put(piece, platform), axes, inverse, axis=axis,
-                                    start=at, shape=into.shape, scale=scale)
-        written = np.asarray(made)[(slice(None),) * axis + (slice(at, at + hi - lo),)]
-        assert made.shape == into.shape and rel_err(written, want) <= tol
-
-
-@on_each_platform
-def test_rows_written_into_a_block_seen_as_another_shape(platform):
-    """fft_into_rows into a block seen as another shape of the same elements (a window
-    writing its pieces over the block it read them from, which keeps its first shape):
-    the rows land where they lie in that view, the result keeps the block's shape; the
-    arrays given as ``after`` change nothing."""
-    rng = np.random.default_rng(31)
-    block = random_array(rng, (2, 12, 5), np.complex128)     # seen as (8, 3, 5)
-    piece = random_array(rng, (8, 2, 5), np.complex128)
-    other = random_array(rng, (3, 4), np.float32)
-    expect = block.reshape(8, 3, 5).copy()
-    expect[:, 1:3] = np.fft.fft(piece, axis=0)
-    f = jax.jit(lambda b, p, o: native.fft_into_rows(b, p, (0,), axis=1, start=1,
-                                                     shape=(8, 3, 5), after=(o,)))
-    got = f(_put(block, platform), _put(piece, platform), _put(other, platform))
-    assert got.shape == block.shape
-    assert rel_err(np.asarray(got).reshape(8, 3, 5), expect) <= 1e-12
-    with pytest.raises(ValueError, match="cannot be seen as"):
-        native.fft_into_rows(_put(block, platform), _put(piece, platform), (0,), axis=1,
-                             start=1, shape=(8, 4, 5))
-
-
-# chunk copies: (block, axis, chunks, points of each chunk)
-CHUNK_CASES = [((4, 12, 5), 1, 3, (1, 3)), ((6, 4), 0, 2, (0, 3)), ((2, 3, 8), 2, 4, (1, 2)),
-               ((5, 6), 1, 1, (2, 6)), ((3, 8, 2, 2), 1, 2, (0, 0))]
-
-
-@on_each_platform
-@pytest.mark.parametrize("dtype", [np.complex64, np.float64, np.int32])
-@pytest.mark.parametrize("shape,axis,chunks,points", CHUNK_CASES, ids=str)
-def test_chunk_copy_takes_points_of_every_chunk_chunks_first(shape, axis, chunks, points,
-                                                             dtype, platform):
-    """take_chunks: points lo..hi of each chunk of an axis, the chunk axis first (numpy:
-    split, slice, move the chunk axis to the front), in and outside jit, any dtype."""
-    rng = np.random.default_rng(sum(shape) + axis)
-    lo, hi = points
-    c = shape[axis] // chunks
-    x = (rng.standard_normal(shape) * 100).astype(dtype)
-    split = x.reshape(shape[:axis] + (chunks, c) + shape[axis + 1:])
-    want = np.moveaxis(split[(slice(None),) * (axis + 1) + (slice(lo, hi),)], axis, 0)
-    xs = _put(x, platform)
-    got = native.take_chunks(xs, axis, chunks, lo, hi)
-    assert got.shape == want.shape == native.chunk_piece_shape(shape, axis, chunks, hi - lo)
-    np.testing.assert_array_equal(np.asarray(got), want)
-    np.testing.assert_array_equal(
-        np.asarray(jax.jit(lambda a: native.take_chunks(a, axis, chunks, lo, hi))(xs)), want)
-
-
-@on_each_platform
-@pytest.mark.parametrize("dtype", [np.complex64, np.float64])
-@pytest.mark.parametrize("shape,axis,chunks,points", CHUNK_CASES, ids=str)
-def test_chunk_put_writes_a_piece_back_over_every_chunk(shape, axis, chunks, points, dtype,
-                                                       platform):
-    """put_chunks: the inverse copy, a piece laid out as take_chunks gives it written
-    over points lo..hi of each chunk, the block's other points kept (numpy: the same
-    split and slice assigned), in and outside jit, the block donated and seen as another
-    shape; a take waiting for an array gives the same piece."""
-    rng = np.random.default_rng(sum(shape) + axis + 1)
-    lo, hi = points
-    c = shape[axis] // chunks
-    block = (rng.standard_normal(shape) * 100).astype(dtype)
-    piece = (rng.standard_normal(native.chunk_piece_shape(shape, axis, chunks, hi - lo))
-             * 100).astype(dtype)
-    want = block.copy()
-    split = want.reshape(shape[:axis] + (chunks, c) + shape[axis + 1:])
-    split[(slice(None),) * (axis + 1) + (slice(lo, hi),)] = np.moveaxis(piece, 0, axis)
-    got = native.put_chunks(_put(block, platform), _put(piece, platform), axis, chunks, lo)
-    np.testing.assert_array_equal(np.asarray(got), want)
-    flat = _put(block.reshape(-1), platform)       # the block as one axis, seen as shape
-    put = jax.jit(lambda b, p: native.put_chunks(b, p, axis, chunks, lo, shape=shape),
-                  donate_argnums=0)
-    got = put(flat, _put(piece, platform))
-    assert got.shape == (block.size,)
-    np.testing.assert_array_equal(np.asarray(got).reshape(shape), want)
-    waiting = jax.jit(lambda b, w: native.take_chunks(b, axis, chunks, lo, hi, after=(w,)))
-    np.testing.assert_array_equal(np.asarray(waiting(_put(want, platform),
-                                                     _put(piece, platform))), piece)
-    # into a new block: the first put makes it, the others go over it; together the
-    # pieces of every point give the block whatever the allocation held
-    step = max(hi - lo, 1)
-    pieces = [(a, min(a + step, c)) for a in range(0, c, step)]
-    parts = [np.ascontiguousarray(np.moveaxis(
-        block.reshape(shape[:axis] + (chunks, c) + shape[axis + 1:])
-        [(slice(None),) * (axis + 1) + (slice(a, b),)], axis, 0)) for a, b in pieces]
-
-    def put_all(*ps):
-        into = None
-        for (a, _), part in zip(pieces, ps):
-            into = native.put_chunks(into, part, axis, chunks, a, shape=shape,
-                                     after=ps[:1])    # waiting, as a window's puts do
-        return into
-    parts = [_put(part, platform) for part in parts]
-    np.testing.assert_array_equal(np.asarray(jax.jit(put_all)(*parts)), block)
-
-
-@needs_cpu_kernels
-def test_chunk_copy_refuses_what_does_not_fit():
-    x = jnp.ones((4, 6, 5), jnp.complex64)
-    with pytest.raises(ValueError, match="not 4 equal chunks"):
-        native.take_chunks(x, 1, 4, 0, 1)
-    with pytest.raises(ValueError, match="points 1..4 of a chunk of 3"):
-        native.take_chunks(x, 1, 2, 1, 4)
-    with pytest.raises(ValueError, match="axis 3 of a block of 3 axes"):
-        native.take_chunks(x, 3, 1, 0, 1)
-    piece = jnp.ones((2, 4, 2, 5), jnp.complex64)
-    with pytest.raises(ValueError, match="points 2..4 of a chunk of 3"):
-        native.put_chunks(x, piece, 1, 2, 2)
-    with pytest.raises(ValueError, match="is not 2 chunks"):
-        native.put_chunks(x, piece[:, :3], 1, 2, 0)
-    with pytest.raises(TypeError, match="cannot go into a block of complex64"):
-        native.put_chunks(x, piece.astype(jnp.complex128), 1, 2, 0)
-    with pytest.raises(ValueError, match="cannot be seen as"):
-        native.put_chunks(x, piece, 1, 2, 0, shape=(4, 6, 6))
-    with pytest.raises(ValueError, match="needs its shape"):
-        native.put_chunks(None, piece, 1, 2, 0)
-    with pytest.raises(ValueError, match="is not 2 chunks"):
-        native.put_chunks(None, piece, 1, 2, 0, shape=(4, 6, 6))
-
-
-@needs_cpu_kernels
-def test_rows_transforms_refuse_what_they_cannot_do():
-    x = jnp.ones((4, 6, 5), jnp.complex64)
-    with pytest.raises(ValueError, match="end right before"):
-        native.fft_of_rows(x, (0,), axis=2, start=0, stop=2)     # axis 1 lies between
-    with pytest.raises(ValueError, match="every axis before it have one point"):
-        native.fft_of_rows(x, (2,), axis=1, start=0, stop=2)     # after 4 points of axis 0
-    with pytest.raises(TypeError, match="complex to complex"):
-        native.fft_of_rows(x.real, (0,), axis=1, start=0, stop=2)
-    with pytest.raises(ValueError, match="rows 4..7"):
-        native.fft_of_rows(x, (0,), axis=1, start=4, stop=7)
-    with pytest.raises(ValueError, match="cannot go into"):
-        native.fft_into_rows(jnp.ones((5, 6, 5), jnp.complex64), x, (0,), axis=1, start=0)
-    with pytest.raises(ValueError, match="6 rows from row 1"):
-        native.fft_into_rows(None, x, (0,), axis=1, start=1, shape=(4, 6, 5))
-
-
-def test_rows_kernel_calls_alias_the_block_written_into_and_declare_their_work_area(
-        monkeypatch):
-    """Lowered for CUDA (the GPU library stood in): a rows call into a block aliases that
-    block to its first output and returns cuFFT's work area as a second, sized by the
-    library for the piece read and the block written; the CPU lowering aliases too,
-    with one output."""
-    asked = _stand_in_gpu_library(monkeypatch, "gpu_rows_workspace_bytes", 2048)
-    into = jnp.ones((8, 6, 5), jnp.complex64)
-    piece = jnp.ones((8, 2, 5), jnp.complex64)
-    f = jax.jit(lambda b, p: native.fft_into_rows(b, p, (0,), axis=1, start=4),
-                donate_argnums=0)
-    text = f.trace(into, piece).lower(lowering_platforms=("cuda",)).as_text()
-    line = next(ln for ln in text.splitlines() if "@pfft_c2c_rows_into(" in ln)
-    assert "output_operand_aliases" in line, line
-    assert line.endswith("(tensor<8x6x5xcomplex<f32>>, tensor<2048xui8>)"), line
-    assert asked == [((8, 2, 5), (8, 6, 5), (-3,), -2, False)]
-    cpu_line = next(ln for ln in f.trace(into, piece).lower(lowering_platforms=("cpu",))
-                    .as_text().splitlines() if "@pfft_c2c_rows_into(" in ln)
-    assert "output_operand_aliases" in cpu_line and "ui8" not in cpu_line
-
-
-@pytest.mark.parametrize("plan,kind", [("slab", "c2c"), ("slab", "r2c"), ("pencil", "c2c")])
-def test_pipelined_per_device_programs_lower_for_cuda_through_the_rows_kernels(
-        monkeypatch, plan, kind):
-    """What a GPU runs, traced here with the GPU library stood in: the per-device
-    program of a pipelined 4-device plan on the per-stage GPU engine lowers for CUDA;
-    a slab's forward window takes its 2 pieces out of the 2-D FFT's block with the
-    chunk copy and writes them back over it with the rows kernel (declaring its work
-    area), and its backward window reads them; a pencil's first forward window reads
-    its pieces' rows of the leading axis and, its FFT along axis 1 being XLA's, puts
-    the transformed pieces into a new block (the first put making it, the argument
-    being kept), from which its last window (cut as a slab's) takes its pieces and
-    over which it writes their rows."""
-    asked = _stand_in_gpu_library(monkeypatch, "gpu_rows_workspace_bytes", 1024)
-    monkeypatch.setattr(native, "gpu_workspace_bytes", lambda *a: 512)
-    from benchmarks import per_device
-    from pfft.autodiff import BACKWARD
-    engine = choice.PerStageEngine(native, 1, "gpu", False)
-    case = per_device.Case(16, 4, plan, kind, "auto", 2)
-    per_device._build(case, engine)
-    core = case.core
-    block = jax.ShapeDtypeStruct(core.chain.in_layout.local_shape, case.in_dtype)
-    live = jax.ShapeDtypeStruct((), np.bool_)
-    text = jax.jit(per_device.program(core)).trace(block, live).lower(
-        lowering_platforms=("cuda",)).as_text()
-    # a pencil's first window, cut along axis 0, also reads its 2 pieces' rows
-    reads = 2 if plan == "pencil" else 0
-    assert text.count("@pfft_c2c_rows(") == reads
-    assert text.count("@pfft_c2c_rows_into(") == 2
-    # the window cut within its exchange's chunks takes its pieces by the chunk copy
-    assert text.count("@pfft_take_chunks(") == 2
-    assert text.count("@pfft_put_chunks_new(") == text.count("@pfft_put_chunks(") == (
-        1 if plan == "pencil" else 0)
-    line = next(ln for ln in text.splitlines() if "@pfft_c2c_rows_into(" in ln)
-    assert "output_operand_aliases" in line and "tensor<1024xui8>" in line, line
-    # (axes, rows' axis) of each work area asked: fft axis 0 into rows of axis 1; a
-    # pencil's fft axis 2 from rows of axis 0
-    kinds = {(a[2], a[3]) for a in asked}
-    assert kinds == ({((-3,), -2), ((-1,), -3)} if reads else {((-3,), -2)}), asked
-    if plan == "slab":   # backward: the FFT before the exchange reads its rows
-        def backward(b, flag):
-            with core.transform.transport.running(flag):
-                return core.transform.apply(b, BACKWARD)
-        spectrum = jax.ShapeDtypeStruct(core.chain.out_layout.local_shape, np.complex64)
-        back = jax.jit(backward).trace(spectrum, live).lower(
-            lowering_platforms=("cuda",)).as_text()
-        assert back.count("@pfft_c2c_rows(") == 2 and "@pfft_c2c_rows_into(" not in back

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import pfft
-from conftest import GRIDS, NORMS, planned_collectives, rel_err
+from conftest import (ENGINES, GRIDS, NORMS, engine_plan, planned_collectives, random_array,
+                      rel_err)
 from pfft.hlo import count_collectives
 from pfft.plan import ReplicationWarning
 
@@ -71,6 +72,80 @@ def test_one_d_matches_numpy_on_every_layout(name, norm):
                 assert rel_err(y, want) <= 1e-12, (grid, axis, n)
                 if _fits(want.shape, spec, mesh):          # numpy layout: x's sharding back
                     assert y.sharding.is_equivalent_to(x.sharding, a.ndim), (grid, axis, n)
+
+
+# plans over one or two axes (kind, axes, norm, grid, shape, dtype), the input split over
+# the leading axes as the 1-D and 2-D functions see it: along a split axis of a pencil
+# and of a slab, along a whole one, two axes with a length (7) the grid cannot split
+# evenly; real ones halving an odd axis, a leading axis, a split axis
+AXES_PLANS = [("c2c", (0,), "backward", (2, 4), (8, 8, 6), np.complex128),
+              ("c2c", (0,), "ortho", (8,), (16, 6, 5), np.complex64),
+              ("c2c", (2,), "forward", (2, 2), (4, 6, 10), np.complex128),
+              ("c2c", (0, 2), "backward", (2, 2), (6, 10, 7), np.complex64),
+              ("r2c", (1,), "ortho", (4,), (8, 9, 6), np.float64),
+              ("r2c", (2, 0), "forward", (8,), (16, 8, 10), np.float32),
+              ("r2c", (1, 0), "backward", (2, 4), (8, 16, 7), np.float64)]
+# about 5x the largest error measured here on either engine (float32: 1.1e-7, float64:
+# 2.1e-16), in these plans and the functions below
+AXES_TOL = {np.dtype(np.float32): 5e-7, np.dtype(np.float64): 1e-15}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_engine_gives_numpy_over_one_and_two_axes(engine):
+    """Each local FFT engine runs plans over one or two axes (the 1-D and 2-D
+    functions' paths) with numpy's values: the forward numpy's fftn/rfftn over those
+    axes, the backward numpy's ifftn/irfftn of a spectrum of its own."""
+    rng = np.random.default_rng(16)
+    for kind, axes, norm, grid, shape, dtype in AXES_PLANS:
+        mesh = pfft.make_mesh(grid)
+        spec = _pencil(mesh)
+        plan = engine_plan(shape, dtype, mesh, engine, kind=kind, axes=axes, norm=norm,
+                           in_sharding=spec)
+        real = kind == "r2c"
+        case = (kind, axes, grid)
+        x = random_array(rng, shape, dtype)
+        k = plan.forward(jax.device_put(x, NamedSharding(mesh, spec)))
+        wide = x.astype(np.float64 if real else np.complex128)
+        want = (np.fft.rfftn if real else np.fft.fftn)(wide, axes=axes, norm=norm)
+        assert k.shape == want.shape, case
+        tol = AXES_TOL[np.finfo(dtype).dtype]
+        assert rel_err(k, want) <= tol, case
+        spectrum = random_array(rng, want.shape, k.dtype)
+        back = plan.backward(jax.device_put(spectrum, plan.out_sharding))
+        wide = spectrum.astype(np.complex128)
+        want = (np.fft.irfftn(wide, s=[shape[a] for a in axes], axes=axes, norm=norm) if real
+                else np.fft.ifftn(wide, axes=axes, norm=norm))
+        assert back.dtype == dtype and back.shape == shape, case
+        assert rel_err(back, want) <= tol, case
+
+
+# numpy's functions on a (2, 2) pencil of (8, 6, 10): (name, complex input, keywords)
+FUNCTION_CALLS = [("fft", True, dict(axis=0)), ("ifft", True, dict(axis=1, n=7, norm="ortho")),
+                  ("rfft", False, dict(axis=0, norm="forward")), ("irfft", True, dict(n=9)),
+                  ("hfft", True, dict(axis=0)), ("ihfft", False, dict(axis=1, norm="ortho")),
+                  ("rfft2", False, dict(axes=(0, 2))),
+                  ("irfft2", True, dict(s=(5, 8), axes=(1, 0), norm="forward"))]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_engine_runs_numpys_functions(engine, monkeypatch):
+    """The 1-D and 2-D functions plan with ``$PFFT_ENGINE``'s engine: numpy's values
+    from each, along split and whole axes, in float64."""
+    mesh = pfft.make_mesh((2, 2))
+    shape, spec = (8, 6, 10), P("x", "y", None)
+    # the engine "engine" runs (native skips where it cannot be built), and the one a
+    # plan that names none gets from $PFFT_ENGINE, as the functions' plans do
+    runs = engine_plan(shape, np.complex128, mesh, engine, axes=(0,), in_sharding=spec)
+    monkeypatch.setenv("PFFT_ENGINE", engine)
+    plan = pfft.plan(shape, np.complex128, mesh, axes=(0,), in_sharding=spec)
+    assert plan.engine.name == runs.engine.name
+    rng = np.random.default_rng(17)
+    for name, complex_in, kw in FUNCTION_CALLS:
+        a = random_array(rng, shape, np.complex128 if complex_in else np.float64)
+        y = getattr(pfft, name)(jax.device_put(a, NamedSharding(mesh, spec)), **kw)
+        want = getattr(np.fft, name)(a, **kw)
+        assert y.shape == want.shape and y.dtype == want.dtype, name
+        assert rel_err(y, want) <= AXES_TOL[np.dtype(np.float64)], name
 
 
 @pytest.mark.parametrize("name", ONE_D)

@@ -3,8 +3,8 @@
 ``engine="auto"`` runs ``lax.fft`` for transforms over the innermost axes and pfft's cuFFT
 kernels for strided ones; ``engine="native"`` runs the kernels for every transform. Each
 test runs with each on a one-GPU mesh: fftn/ifftn, rfftn/irfftn (``s``, ``axes``,
-``norm``), dctn/dstn, fftshift, gradients and vmap; and what one GPU of a pipelined
-8-GPU plan runs (:mod:`benchmarks.per_device`). Runs where JAX has a GPU and pfft's
+``norm``), dctn/dstn, fftshift, gradients and vmap; and what one GPU of an 8-GPU
+plan runs (:mod:`benchmarks.per_device`). Runs where JAX has a GPU and pfft's
 GPU kernels are loaded; elsewhere every test skips with the reason.
 """
 import warnings
@@ -164,43 +164,40 @@ def test_auto_routes_strided_transforms_to_the_kernels(engine, mesh):
         assert full.fft_engines() is None
 
 
-def pipelined_device_program_errors(device, engine_name: str, plan: str, kind: str,
-                                    direction: str, n: int = 32, devices: int = 8,
-                                    pieces: int = 4) -> dict:
+def device_program_errors(device, engine_name: str, plan: str, kind: str, direction: str,
+                          n: int = 32, devices: int = 8) -> dict:
     """Relative errors against numpy's block-level math in float64 of what one device of
-    a ``devices``-device ``plan`` (pipelined in ``pieces``) runs, on ``device``, its
-    exchanges replaced by a copy (:mod:`benchmarks.per_device`): the argument kept, and
-    donated to the program planned with ``overwrite_x`` (the windows then write over it)."""
-    from benchmarks import per_device
-    engine = per_device.engines_for(device, [engine_name])[engine_name]
+    a ``devices``-device ``plan`` runs, on ``device``, its exchanges replaced by a copy
+    (:mod:`benchmarks.per_device`): the argument kept, and donated."""
+    from benchmarks import device_program, per_device
+    engine = device_program.engines_for(device, [engine_name])[engine_name]
     if isinstance(engine, str):
         pytest.skip(engine)
-    case = per_device.Case(n, devices, plan, kind, engine_name, pieces, direction)
+    case = per_device.Case(n, devices, plan, kind, engine_name, direction)
     per_device._build(case, engine)
     assert not case.status, case.status
     rng = np.random.default_rng(17)
     block = random_array(rng, case.chain.in_layout.local_shape, np.complex128)
     block = (block.real if case.in_dtype.kind == "f" else block).astype(case.in_dtype)
-    want = per_device.block_math(block, case.chain, case.variant.inverse)
+    want = device_program.block_math(block, case.chain, case.variant.inverse)
     live = jax.device_put(np.bool_(True), device)
     errors = {}
-    for overwrite in (False, True):
-        program = per_device.program(case.core, overwrite_x=overwrite, variant=case.variant)
-        run = jax.jit(program, donate_argnums=0 if overwrite else ())
+    for donate in (False, True):
+        run = jax.jit(device_program.program(case.core, variant=case.variant),
+                      donate_argnums=0 if donate else ())
         with warnings.catch_warnings():     # a real transform's input: donated in vain
             warnings.simplefilter("ignore", UserWarning)
             got = run(jax.device_put(block, device), live)
-        errors["donated" if overwrite else "kept"] = rel_err(got, want)
+        errors["donated" if donate else "kept"] = rel_err(got, want)
     return errors
 
 
 @pytest.mark.parametrize("direction", ["forward", "backward"])
 @pytest.mark.parametrize("kind", ["c2c", "r2c"])
 @pytest.mark.parametrize("plan", ["slab", "pencil"])
-def test_pipelined_per_device_programs_match_numpy(plan, kind, direction, engine):
-    """What one GPU of an 8-GPU slab or 2x4 pencil plan runs, pipelined in 4 pieces,
-    on this GPU (its exchanges a stand-in copy): the windows' rows transforms, chunk
-    copies and puts over and into blocks, forward and backward, kept and donated with
-    overwrite_x, equal to numpy's block-level math."""
-    errors = pipelined_device_program_errors(GPUS[0], engine, plan, kind, direction)
+def test_per_device_programs_match_numpy(plan, kind, direction, engine):
+    """What one GPU of an 8-GPU slab or 2x4 pencil plan runs, on this GPU (its exchanges
+    a stand-in copy), forward and backward, kept and donated, equal to numpy's
+    block-level math."""
+    errors = device_program_errors(GPUS[0], engine, plan, kind, direction)
     assert max(errors.values()) < 1e-5, errors

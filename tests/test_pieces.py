@@ -22,7 +22,7 @@ from conftest import TOL, planned_collectives, random_array, rel_err
 from pfft.hlo import COLLECTIVES, count_collectives
 from kernel_build import cpu_kernels_expected, missing_kernels_reason
 from pfft import pieces
-from pfft.engines import native
+from pfft.engines import native, native_pieces
 from pfft.stages import Exchange
 
 # skipped only where the kernels cannot be built (no C++ compiler, or
@@ -159,7 +159,7 @@ def _check_problem(pb):
     w = rng.uniform(0.5, 2.0, n // 2 + 1) if pb["weighted"] else None
     want = _reference(pb, x, w)
     ins, out_shape, kw = _cut_sides(pb, x, want.shape)
-    got = jax.jit(lambda *a: native.fft_pieces(
+    got = jax.jit(lambda *a: native_pieces.fft_pieces(
         a, f - ndim, n, kind=kind, out_shape=out_shape, inverse=pb["inverse"],
         scale=pb["scale"], weights=w, **kw))(*ins)
     out_dtype = real if kind == "c2r" else x.dtype if kind == "copy" else pb["dtype"]
@@ -243,7 +243,7 @@ def _check_pair(pb):
     want = _reference(dict(common, f=f2, shape=mid.shape, kind=k2, scale=pb["scales"][1],
                            n=n2), mid, w2)
     ins, out_shape, kw = _cut_sides(pb, x, want.shape)
-    got = jax.jit(lambda *a: native.fft_pieces_pair(
+    got = jax.jit(lambda *a: native_pieces.fft_pieces_pair(
         a, (f1 - ndim, f2 - ndim), (n1, n2), kinds=(k1, k2), out_shape=out_shape,
         inverse=pb["inverse"], scales=pb["scales"], weights=(w1, w2), **kw))(*ins)
     _check_pieces(got, want, pb, real if k2 == "c2r" else pb["dtype"])
@@ -276,15 +276,15 @@ def test_pieces_pair_kernel_takes_sub_blocks_through_both_passes(kinds, dtype):
 def test_pieces_pair_kernel_rejects_bad_arguments():
     x = jnp.zeros((4, 4, 4), jnp.complex64)
     with pytest.raises(ValueError, match="kinds"):
-        native.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("c2r", "c2c"), out_shape=(4, 4, 4))
+        native_pieces.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("c2r", "c2c"), out_shape=(4, 4, 4))
     with pytest.raises(Exception, match="axes must differ"):
-        native.fft_pieces_pair([x], (-1, -1), (4, 4), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
+        native_pieces.fft_pieces_pair([x], (-1, -1), (4, 4), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
     with pytest.raises(Exception, match="n exceeds"):
-        native.fft_pieces_pair([x], (-1, -2), (4, 9), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
+        native_pieces.fft_pieces_pair([x], (-1, -2), (4, 9), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
     with pytest.raises(Exception, match="element types"):
-        native.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("r2c", "c2c"), out_shape=(4, 4, 3))
+        native_pieces.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("r2c", "c2c"), out_shape=(4, 4, 3))
     with pytest.raises(Exception, match="weights"):
-        native.fft_pieces_pair([x.real], (-1, -2), (4, 4), kinds=("r2c", "c2c"),
+        native_pieces.fft_pieces_pair([x.real], (-1, -2), (4, 4), kinds=("r2c", "c2c"),
                                out_shape=(4, 4, 3), weights=([1.0], None))
 
 
@@ -294,28 +294,28 @@ def test_pieces_kernel_pads_the_transform_axis_with_zeros_and_takes_batches():
     rng = np.random.default_rng(3)
     x = random_array(rng, (3, 5, 6), np.complex128)
     # axis 1 (n=5) cut into 2 output pieces of 3: the sixth point is padding
-    got = native.fft_pieces([x], -2, 5, out_shape=(3, 3, 6), out_count=2, out_split=-2,
+    got = native_pieces.fft_pieces([x], -2, 5, out_shape=(3, 3, 6), out_count=2, out_split=-2,
                             out_sign=0)
     want = np.concatenate([np.fft.fft(x, axis=1), np.zeros((3, 1, 6))], axis=1)
     assert rel_err(np.concatenate(got, axis=1), want) <= 1e-12
     assert np.all(np.asarray(got[1])[:, 2, :] == 0)      # the padding point: exact zeros
-    batched = jax.vmap(lambda a: native.fft_pieces([a], -1, 6, out_shape=(5, 6))[0])(x)
+    batched = jax.vmap(lambda a: native_pieces.fft_pieces([a], -1, 6, out_shape=(5, 6))[0])(x)
     assert rel_err(batched, np.fft.fft(x, axis=-1)) <= 1e-12
 
 
 def test_pieces_kernel_rejects_bad_arguments():
     x = jnp.zeros((4, 4), jnp.complex64)
     with pytest.raises(Exception, match="n exceeds"):
-        native.fft_pieces([x], -1, 9, out_shape=(4, 4))
+        native_pieces.fft_pieces([x], -1, 9, out_shape=(4, 4))
     with pytest.raises(Exception, match="differ in shape"):
-        native.fft_pieces([x, jnp.zeros((4, 3), jnp.complex64)], -1, 4, in_split=-2,
+        native_pieces.fft_pieces([x, jnp.zeros((4, 3), jnp.complex64)], -1, 4, in_split=-2,
                           out_shape=(8, 4))
     with pytest.raises(Exception, match="element types"):
-        native.fft_pieces([x], -1, 4, kind="r2c", out_shape=(4, 3))
+        native_pieces.fft_pieces([x], -1, 4, kind="r2c", out_shape=(4, 3))
     with pytest.raises(Exception, match="weights"):
-        native.fft_pieces([x.real], -1, 4, kind="r2c", out_shape=(4, 3), weights=[1.0, 2.0])
+        native_pieces.fft_pieces([x.real], -1, 4, kind="r2c", out_shape=(4, 3), weights=[1.0, 2.0])
     with pytest.raises(ValueError, match="kind"):
-        native.fft_pieces([x], -1, 4, kind="dct", out_shape=(4, 4))
+        native_pieces.fft_pieces([x], -1, 4, kind="dct", out_shape=(4, 4))
 
 
 @pytest.mark.parametrize("count, sign_in, sign_out", [(1, 0, 0), (2, -1, 1), (3, -1, 1),
@@ -339,11 +339,11 @@ def test_pieces_kernel_runs_in_place_along_its_cut_axis(count, sign_in, sign_out
     want = _reference(dict(pb, n=shape[f]), x, None)
     ins, out_shape, kw = _cut_sides(pb, x, want.shape)
     assert all(a.shape == out_shape for a in ins)
-    assert native.writes_in_place("c2c", [a.shape for a in ins], f - 3, kw.get("in_split", -1),
+    assert native_pieces.writes_in_place("c2c", [a.shape for a in ins], f - 3, kw.get("in_split", -1),
                                   out_shape, count, kw.get("out_split", -1))
     ins = [jnp.asarray(a) for a in ins]
     where = [a.unsafe_buffer_pointer() for a in ins]
-    run = jax.jit(lambda *a: native.fft_pieces(
+    run = jax.jit(lambda *a: native_pieces.fft_pieces(
         a, f - 3, shape[f], kind="c2c", out_shape=out_shape, inverse=pb["inverse"],
         scale=pb["scale"], inplace=True, **kw), donate_argnums=tuple(range(len(ins))))
     assert "output_to_operand_aliasing" in run.lower(*ins).compile().as_text()
@@ -358,12 +358,12 @@ def test_pieces_kernel_refuses_in_place_where_groups_would_overwrite_others():
     along another axis (a group would write what another has yet to read)."""
     x = jnp.zeros((4, 6), jnp.complex128)
     with pytest.raises(ValueError, match="inplace"):            # cut along the other axis
-        native.fft_pieces([x[:2], x[2:]], -1, 6, in_split=-2, out_shape=(2, 6), out_count=2,
+        native_pieces.fft_pieces([x[:2], x[2:]], -1, 6, in_split=-2, out_shape=(2, 6), out_count=2,
                           out_split=-2, inplace=True)
     with pytest.raises(ValueError, match="inplace"):            # not a c2c pass
-        native.fft_pieces([x.real], -1, 6, kind="copy", out_shape=(4, 6), inplace=True)
+        native_pieces.fft_pieces([x.real], -1, 6, kind="copy", out_shape=(4, 6), inplace=True)
     with pytest.raises(ValueError, match="inplace"):            # counts differ
-        native.fft_pieces([x[:2], x[2:]], -2, 4, in_split=-2, out_shape=(1, 6), out_count=4,
+        native_pieces.fft_pieces([x[:2], x[2:]], -2, 4, in_split=-2, out_shape=(1, 6), out_count=4,
                           out_split=-2, inplace=True)
     result = jax.typeof(x[:2])
     call = jax.ffi.ffi_call("pfft_pieces", [result, result], input_output_aliases={1: 0, 2: 1})
@@ -755,7 +755,7 @@ def _check_r2r(kind, dtype, shape, f, cut_in, cut_out, seed):
         kw.update(out_split=cut_out - ndim, out_count=p_out, out_sign=1, me_out=me_out)
 
     def run(*pieces_in):
-        return [native.fft_pieces(pieces_in, f - ndim, n, kind="r2r",
+        return [native_pieces.fft_pieces(pieces_in, f - ndim, n, kind="r2r",
                                   op=scipy_op(v[0], n, v[1], v[2], inverse=v[3]),
                                   out_shape=tuple(out_shape), scale=0.5, **kw)
                 for v in variants]
@@ -780,18 +780,18 @@ def test_pieces_kernel_r2r_rejects_bad_arguments():
     from pfft.engines.r2r import R2R, scipy_op
     x = jnp.zeros((4, 4))
     with pytest.raises(ValueError, match="op"):
-        native.fft_pieces([x], -1, 4, kind="r2r", out_shape=(4, 4))
+        native_pieces.fft_pieces([x], -1, 4, kind="r2r", out_shape=(4, 4))
     with pytest.raises(ValueError, match="op"):
-        native.fft_pieces([x], -1, 4, kind="copy", op=scipy_op("dct2", 4), out_shape=(4, 4))
+        native_pieces.fft_pieces([x], -1, 4, kind="copy", op=scipy_op("dct2", 4), out_shape=(4, 4))
     with pytest.raises(ValueError, match="planned for 5"):
-        native.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 5), out_shape=(4, 4))
+        native_pieces.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 5), out_shape=(4, 4))
     with pytest.raises(ValueError, match="weights"):
-        native.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 4), weights=[1.0] * 4,
+        native_pieces.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 4), weights=[1.0] * 4,
                           out_shape=(4, 4))
     with pytest.raises(Exception, match="type must be"):
-        native.fft_pieces([x], -1, 4, kind="r2r", op=R2R("dct", 5, 4), out_shape=(4, 4))
+        native_pieces.fft_pieces([x], -1, 4, kind="r2r", op=R2R("dct", 5, 4), out_shape=(4, 4))
     with pytest.raises(Exception, match="at least 2 points"):
-        native.fft_pieces([x[:, :1]], -1, 1, kind="r2r", op=R2R("dct", 1, 1),
+        native_pieces.fft_pieces([x[:, :1]], -1, 1, kind="r2r", op=R2R("dct", 1, 1),
                           out_shape=(4, 1))
 
 

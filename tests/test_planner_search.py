@@ -174,16 +174,32 @@ def test_every_input_layout_plans_without_gather_where_one_can(grid):
     assert count > 50
 
 
+# how many input layouts each sweep below plans (every even one, counted on the planner
+# as it is): DCT and DST plans, each kind (c2c, r2c, c2r) in turn, then two dealiased
+# plans, each kind (c2c, r2c) in turn
+SWEPT = {"2x4": {"dct": [7, 7, 12], "dst": [7, 7, 3], "dealiased": [7, 7],
+                 "dealiased 2": [12, 12]},
+         "2x2x2": {"dct": [52, 52, 76], "dst": [52, 52, 13], "dealiased": [52, 52],
+                   "dealiased 2": [76, 76]}}
+
+
 @pytest.mark.parametrize("grid", ["2x4", "2x2x2"])
 def test_r2r_and_dealiased_plans_too(grid):
+    least = SWEPT[grid]
     grid = GRIDS[grid]
     real = (12, 10, 14)
+    counts = {"dct": [], "dst": [], "dealiased": [], "dealiased 2": []}
     for kind in ("c2c", "r2c", "c2r"):
-        sweep(grid, real, (0, 1, 2), kind, r2r=((1, R2R("dct", 2, 10)),))
-        sweep(grid, real, (1, 2, 0), kind, r2r=((2, R2R("dst", 1, 14)),))
+        counts["dct"].append(sweep(grid, real, (0, 1, 2), kind, r2r=((1, R2R("dct", 2, 10)),)))
+        counts["dst"].append(sweep(grid, real, (1, 2, 0), kind, r2r=((2, R2R("dst", 1, 14)),)))
     for kind in ("c2c", "r2c"):
-        sweep(grid, real, (0, 1, 2), kind, dealiased={0: 8, 2: 10})
-        sweep(grid, (8, 12, 10), (1, 2, 0), kind, dealiased={1: 8, 0: 6})
+        counts["dealiased"].append(sweep(grid, real, (0, 1, 2), kind, dealiased={0: 8, 2: 10}))
+        counts["dealiased 2"].append(sweep(grid, (8, 12, 10), (1, 2, 0), kind,
+                                           dealiased={1: 8, 0: 6}))
+    for name, want in least.items():        # no sweep may check fewer plans than it did
+        assert len(counts[name]) == len(want), name
+        assert all(got >= lower > 0 for got, lower in zip(counts[name], want)), \
+            (name, counts[name], want)
 
 
 def test_padded_outputs_only_avoid_gathers():

@@ -381,18 +381,14 @@ def test_grouped_transforms_refuse_what_they_cannot_group():
 
 def _per_stage_without_r2r():
     """The GPU's per-stage engine (CPU kernels standing in for cuFFT), its DCTs and
-    DSTs through ``lax.fft`` as on a GPU: strided, keeping numpy's order."""
-    import dataclasses
-    from pfft.engines import choice, native
-    eng = choice.PerStageEngine(native, 1, "cpu", False)
-    eng.capabilities = dataclasses.replace(eng.capabilities, r2r=False)
-    return eng
+    DSTs through ``lax.fft`` as on a GPU, keeping numpy's order."""
+    from pfft.engines.per_stage import PerStageEngine
+    return PerStageEngine(1, "cpu")
 
 
 @pytest.mark.parametrize("engine", ["xla", "per-stage"])
-@pytest.mark.parametrize("grid, pipeline", [((1, 1), 1), ((4,), 1), ((2, 2), 1), ((4,), 2)],
-                         ids=str)
-def test_grouped_stages_in_plans_match_scipy(grid, pipeline, engine, monkeypatch):
+@pytest.mark.parametrize("grid", [(1, 1), (4,), (2, 2)], ids=str)
+def test_grouped_stages_in_plans_match_scipy(grid, engine, monkeypatch):
     """Plans whose local DCT/DST-II and -III stages run as groups (all three axes on one
     device; a slab's two local axes; a pencil's single ones are not grouped), on the
     xla engine and on the GPU's per-stage one: forward, inverse and the gradient
@@ -413,8 +409,7 @@ def test_grouped_stages_in_plans_match_scipy(grid, pipeline, engine, monkeypatch
                                   (("dst3", "dct3", "dst3"), "ortho", None),
                                   (("dct2", "dst2", "dct2"), "forward", False)]:
             plan = pfft.plan(shape, np.float64, mesh, kinds=kinds, norm=norm,
-                             orthogonalize=orth, engine="xla" if engine == "xla" else None,
-                             pipeline=pipeline)
+                             orthogonalize=orth, engine="xla" if engine == "xla" else None)
             x = rng.standard_normal(shape)
             want = x
             for j, k in enumerate(kinds):

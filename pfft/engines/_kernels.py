@@ -20,7 +20,10 @@ In each directory the CPU library is the first that exists of ``libpfft_cpu.so``
 
 Nothing here runs at import: loading happens on the first :func:`load` call, which
 also passes the library its settings (:func:`_configure`): the C++ reads no
-environment, :mod:`pfft.settings` does.
+environment, :mod:`pfft.settings` does. The CPU kernels' default thread count
+(:func:`num_threads`) and the GPU kernels' working memory and plan cache
+(:func:`gpu_workspace_bytes`, :func:`cufft_plan_cache_info`) live here too: what the
+loaded libraries are asked, not what they compute.
 """
 from __future__ import annotations
 
@@ -36,23 +39,23 @@ import tempfile
 from pathlib import Path
 
 import jax
+import numpy as np
 
 from .. import settings
 from . import _cpu_features
 
 __all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs", "library",
-           "library_names", "BUILD_HINT"]
+           "library_names", "BUILD_HINT", "set_num_threads", "num_threads",
+           "gpu_workspace_bytes", "workspace_type", "cufft_plan_cache_info",
+           "set_cufft_plan_cache_size"]
 
 # ffi target name -> exported handler symbol (same names in the CPU and CUDA libraries)
-TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R",
-           "pfft_c2c_rows": "PfftC2CRows", "pfft_c2c_rows_into": "PfftC2CRowsInto",
-           "pfft_take_chunks": "PfftTakeChunks", "pfft_put_chunks": "PfftPutChunks",
-           "pfft_put_chunks_new": "PfftPutChunksNew"}
+TARGETS = {"pfft_c2c": "PfftC2C", "pfft_r2c": "PfftR2C", "pfft_c2r": "PfftC2R"}
 # targets only one platform's library has: the CPU one fuses packing into its FFTs
 PLATFORM_TARGETS = {"cpu": {"pfft_pieces": "PfftPieces", "pfft_pieces_pair": "PfftPiecesPair",
                             "pfft_r2r": "PfftR2R"}, "cuda": {}}
 # the calling convention each library must report (rebuild when it changes)
-ABI_VERSIONS = {"cpu": 13, "cuda": 8}
+ABI_VERSIONS = {"cpu": 14, "cuda": 9}
 _XLA = {"cpu": ("cpu", "pfft_cpu_abi_version"), "cuda": ("CUDA", "pfft_cuda_abi_version")}
 # how to get the kernels: what the warnings and errors suggest
 BUILD_HINT = ("reinstall pfft from source so that they are built (`pip install .`, which "
@@ -260,3 +263,111 @@ def load(platform: str) -> tuple[bool, str]:
     except (OSError, AttributeError) as err:
         return False, f"cannot load {path}: {err}"
     return True, str(path)
+
+
+_NUM_THREADS: int | None = None
+
+
+def set_num_threads(n: int | None) -> None:
+    """Default CPU threads per call (None: ``$PFFT_NUM_THREADS`` or all usable cores).
+
+    Several simulated devices on one host each run their own calls at once: give
+    each ``cores // devices`` threads to avoid oversubscription.
+    """
+    global _NUM_THREADS
+    _NUM_THREADS = None if n is None else max(1, int(n))
+
+
+def num_threads() -> int:
+    """The CPU threads a call uses when it does not say."""
+    if _NUM_THREADS is not None:
+        return _NUM_THREADS
+    from_env = settings.num_threads()
+    if from_env is not None:
+        return from_env
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+_KINDS = {"pfft_c2c": 0, "pfft_r2c": 1, "pfft_c2r": 2}   # the GPU library's kind numbers
+
+
+@functools.lru_cache(maxsize=4096)
+def gpu_workspace_bytes(target: str, in_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                        axes: tuple[int, ...], double: bool) -> int:
+    """Bytes of working memory the GPU kernel ``target`` needs for one block
+    ``in_shape`` -> ``out_shape`` over ``axes`` (negative): its C2R input copy, a pitched
+    copy of a real side where cuFFT would get unaligned pointers, and cuFFT's work area,
+    as the current GPU's cuFFT sizes them.
+
+    The custom call returns this buffer as a second output, so XLA allocates it like any
+    other (the FFI scratch allocator gave the kernels none).
+
+    Raises
+    ------
+    RuntimeError
+        If the GPU kernels are not loaded, or cuFFT cannot plan the transform.
+    """
+    dims = ctypes.c_longlong * len(in_shape)
+    return _gpu_bytes("pfft_cuda_workspace_size", _KINDS[target], len(in_shape),
+                      dims(*in_shape), dims(*out_shape), len(axes),
+                      (ctypes.c_longlong * len(axes))(*axes), int(double))
+
+
+def _gpu_bytes(symbol: str, *args) -> int:
+    """The GPU library's ``symbol`` (a working-memory size) called with ``args``."""
+    lib = library("cuda")
+    if lib is None:
+        raise RuntimeError(f"the GPU kernels are not loaded: {load('cuda')[1]}")
+    size = getattr(lib, symbol)
+    size.restype = ctypes.c_longlong
+    lib.pfft_cuda_last_error.restype = ctypes.c_char_p
+    nbytes = size(*args)
+    if nbytes < 0:
+        raise RuntimeError(lib.pfft_cuda_last_error().decode())
+    return int(nbytes)
+
+
+def workspace_type(x: jax.Array, nbytes: int):
+    """A ``uint8[nbytes]`` result of the call on ``x``: replicated over ``x``'s mesh, with
+    ``x``'s varying manual axes (inside ``shard_map``)."""
+    aval = jax.typeof(x)
+    sharding = getattr(aval, "sharding", None)
+    if sharding is not None:
+        sharding = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+    return aval.update(shape=(nbytes,), dtype=np.dtype(np.uint8), sharding=sharding)
+
+
+
+def cufft_plan_cache_info() -> dict:
+    """Size and bound of the GPU kernel's cuFFT plan cache (a thread-safe LRU).
+
+    The bound is 64 plans unless ``$PFFT_CUFFT_PLAN_CACHE`` or
+    :func:`set_cufft_plan_cache_size` says otherwise.
+
+    Raises
+    ------
+    RuntimeError
+        If the GPU kernels are not loaded.
+    """
+    lib = library("cuda")
+    if lib is None:
+        raise RuntimeError(f"the GPU kernels are not loaded: {load('cuda')[1]}")
+    lib.pfft_cuda_plan_cache_size.restype = ctypes.c_long
+    lib.pfft_cuda_plan_cache_limit.restype = ctypes.c_long
+    return {"size": int(lib.pfft_cuda_plan_cache_size()),
+            "maxsize": int(lib.pfft_cuda_plan_cache_limit())}
+
+
+def set_cufft_plan_cache_size(maxsize: int) -> None:
+    """Bound the GPU kernel's cuFFT plan cache (least recently used plans go first)."""
+    if not isinstance(maxsize, int) or maxsize < 1:
+        raise ValueError(f"set_cufft_plan_cache_size: maxsize must be a positive int, "
+                         f"got {maxsize!r}")
+    lib = library("cuda")
+    if lib is None:
+        raise RuntimeError(f"the GPU kernels are not loaded: {load('cuda')[1]}")
+    lib.pfft_cuda_set_plan_cache_size(ctypes.c_long(maxsize))
+

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..arguments import R2R_KINDS
 
-__all__ = ["R2R", "R2R_KINDS", "scipy_op", "apply", "apply_last", "apply_trailing",
+__all__ = ["R2R", "R2R_KINDS", "scipy_op", "apply", "apply_last", "apply_trailing", "apply_along",
            "groupable", "length_factor", "InvalidLengthError"]
 
 class InvalidLengthError(ValueError, RuntimeError):
@@ -208,6 +208,28 @@ def apply(x, op: R2R, axis: int):
     if axis == x.ndim - 1:
         return apply_last(x, op)
     return jnp.moveaxis(apply_last(jnp.moveaxis(x, axis, -1), op), -1, axis)
+
+
+def apply_along(x, ops, axes):
+    """``ops[j]`` along axis ``axes[j]`` of ``x`` through ``lax.fft``: each run of up to
+    three in a row that :func:`groupable` allows at once (their axes moved innermost
+    and back: no move where they are there already), the others one at a time."""
+    import jax.numpy as jnp
+
+    ops, axes = list(ops), [a % x.ndim for a in axes]
+    i = 0
+    while i < len(ops):
+        k = min(3, len(ops) - i)
+        while k > 1 and not groupable(ops[i:i + k]):
+            k -= 1
+        if k == 1:
+            x = apply(x, ops[i], axes[i])
+        else:
+            here, tail = axes[i:i + k], list(range(x.ndim - k, x.ndim))
+            y = apply_trailing(jnp.moveaxis(x, here, tail), ops[i:i + k])
+            x = jnp.moveaxis(y, tail, here)
+        i += k
+    return x
 
 
 def _twiddle(angles: np.ndarray, dtype, xp):

@@ -2,7 +2,9 @@
 
 XLA transforms at most the three innermost axes of an array in one call, out of
 place; a forward transform is unscaled and an inverse one scaled by ``1/n``
-(complex-to-real ones too, with ``n`` the real length).
+(complex-to-real ones too, with ``n`` the real length). As a plan's engine
+(:data:`ENGINE`) it is given blocks whose transformed axes the chain has put
+innermost, and leaves every factor it is handed for the next copy the chain makes.
 """
 from __future__ import annotations
 
@@ -11,17 +13,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..interfaces import EngineCapabilities
+from . import r2r as r2r_ops
 
-__all__ = ["fft_trailing", "rfft_trailing", "irfft_trailing", "natural_scale", "name",
-           "capabilities"]
+__all__ = ["fft_trailing", "rfft_trailing", "irfft_trailing", "natural_scale", "XlaEngine",
+           "ENGINE"]
 
 _MAX_AXES = 3
-
-name = "xla"
-# transforms only the innermost axes (the executor moves FFT axes last first); DCTs
-# and DSTs through lax.fft with twiddles; no pieces kernels
-capabilities = EngineCapabilities()
 
 
 def natural_scale(inverse: bool, n: int) -> float:
@@ -61,3 +58,58 @@ def irfft_trailing(x: jax.Array, k: int, n: int) -> jax.Array:
     if k > m:
         x = _fft_axes(x, range(x.ndim - k, x.ndim - m), inverse=True)
     return lax.fft(x, lax.FftType.IRFFT, x.shape[x.ndim - m:-1] + (n,))
+
+
+def _innermost(axes, ndim: int) -> int:
+    """How many innermost axes ``axes`` are, in order; a defect where they are not."""
+    axes = tuple(a % ndim for a in axes)
+    if axes != tuple(range(ndim - len(axes), ndim)):  # pragma: no cover - a defect
+        raise ValueError(f"the xla engine transforms innermost axes, got {axes} of {ndim}")
+    return len(axes)
+
+
+class XlaEngine:
+    """``lax.fft`` as a plan's engine (:class:`pfft.interfaces.Engine`).
+
+    It transforms the innermost axes only (:attr:`keeps_order` is False: the chain
+    puts them there, folding the reorder into an exchange's packing), scales as
+    :func:`natural_scale` says, and hands back every factor it is given (its
+    transforms fuse none). A real-to-complex transform of the ``+`` sign is the
+    conjugate of ``lax.fft``'s; a complex-to-real one of the ``-`` sign, that of the
+    conjugated input. DCTs and DSTs go through ``lax.fft`` with twiddles
+    (:mod:`pfft.engines.r2r`). All instances are one engine.
+    """
+
+    name = "xla"
+    keeps_order = False
+    pieces = None
+
+    def __eq__(self, other):
+        return isinstance(other, XlaEngine)
+
+    def __hash__(self):
+        return hash(XlaEngine)
+
+    def __repr__(self):
+        return "XlaEngine()"
+
+    @staticmethod
+    def natural_scale(inverse: bool, n: int) -> float:
+        return natural_scale(inverse, n)
+
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
+        return fft_trailing(x, _innermost(axes, x.ndim), inverse), scale
+
+    def rfft(self, x, axes, *, inverse=False, scale=1.0):
+        y = rfft_trailing(x, _innermost(axes, x.ndim))
+        return (jnp.conj(y) if inverse else y), scale
+
+    def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
+        k = _innermost(axes, x.ndim)
+        return irfft_trailing(x if inverse else jnp.conj(x), k, n), scale
+
+    def r2r(self, x, ops, axes):
+        return r2r_ops.apply_along(x, ops, axes)
+
+
+ENGINE = XlaEngine()

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..arguments import check_cast, check_fuse_exchanges, check_overwrite_x, check_pipeline
+from ..arguments import check_cast, check_fuse_exchanges
 from ..autodiff import Variant
 from ..core import PlanCore
 from ..engines.choice import engine_for_plan
@@ -113,8 +113,7 @@ class MPIPlan(PlanCore):
 
     def __init__(self, shape, dtype, grid: ProcessGrid, axes, norm, in_layout: Layout, *,
                  kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
-                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None,
-                 pipeline: int = 1, overwrite_x: bool = False):
+                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
         self.grid = grid
         self.mesh_shape = grid.mesh_shape
         # a name ("auto", "native", "xla", or None for $PFFT_ENGINE / auto) or a module
@@ -123,8 +122,7 @@ class MPIPlan(PlanCore):
         super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=None,
                          spectrum=spectrum, dealiased=dealiased, engine=bound,
                          transport=grid.transport, effects=grid.transport.effects(),
-                         kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline,
-                         overwrite_x=overwrite_x)
+                         kinds=kinds, orthogonalize=orthogonalize)
         out = self.chain.out_layout
         padded = spectrum == "padded"
         self.in_shape = self.chain.in_layout.shape
@@ -223,19 +221,15 @@ def clear_plan_cache() -> None:
 def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,
              kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
              fuse_exchanges: bool | str = "auto", kinds: tuple[str, ...] | None = None,
-             orthogonalize: bool | None = None, pipeline: int = 1,
-             overwrite_x: bool = False) -> MPIPlan:
+             orthogonalize: bool | None = None) -> MPIPlan:
     """The cached MPI plan for checked arguments (made on first use); ``layout``:
     the input's, by default :func:`mpi_layout`'s."""
     layout = layout or mpi_layout(shape, axes, grid.mesh_shape)
     fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.mpi.plan")
-    pipeline = check_pipeline(pipeline, "pfft.mpi.plan")
-    overwrite_x = check_overwrite_x(overwrite_x, "pfft.mpi.plan")
     kinds = None if kinds is None else tuple(kinds)
     key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(dealiased), engine,
-           fuse_exchanges, kinds, None if kinds is None else orthogonalize, pipeline,
-           overwrite_x)
+           fuse_exchanges, kinds, None if kinds is None else orthogonalize)
     return _CACHE.get_or_make(key, lambda: MPIPlan(
         shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
         dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges, kinds=kinds,
-        orthogonalize=orthogonalize, pipeline=pipeline, overwrite_x=overwrite_x))
+        orthogonalize=orthogonalize))

@@ -13,6 +13,7 @@ from typing import Sequence
 from .. import wisdom
 from ..arguments import check_plan_kinds, check_tune
 from ..core import layout_of_spec, plan_arguments
+from ..planning import mark_promoted, real_without_kind, warn_real_without_kind
 from .grid import ProcessGrid
 from .plan import MPIPlan, get_plan
 from .tuning import tune, wisdom_devices
@@ -21,10 +22,10 @@ __all__ = ["plan"]
 
 
 def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
-         in_sharding=None, kind: str = "c2c", spectrum: str = "numpy", padding: float = 1.0,
+         in_sharding=None, kind: str | None = None, spectrum: str = "numpy", padding: float = 1.0,
          tune: str | None = None, engine=None, fuse_exchanges: bool | str = "auto",
-         kinds: Sequence[str] | None = None, orthogonalize: bool | None = None,
-         pipeline: int = 1, overwrite_x: bool = False) -> MPIPlan:
+         kinds: Sequence[str] | None = None,
+         orthogonalize: bool | None = None) -> MPIPlan:
     """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
     (and its inverse) over MPI ranks.
 
@@ -39,7 +40,9 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     dtype
         Input dtype, promoted to complex as numpy does (``"float32"`` computes in
         complex64); a real dtype stays real for a plan whose axes are all
-        real-to-real (``kinds``).
+        real-to-real (``kinds``). A real dtype without ``kind`` plans the complex
+        ``fftn``, and says so as :func:`pfft.plan` does (a ``UserWarning`` once per
+        shape and dtype, and ``print(plan)``): ``kind="r2c"`` plans ``rfftn``.
     grid
         The :class:`~pfft.mpi.ProcessGrid` of the ranks taking part.
     axes
@@ -51,8 +54,8 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         (``grid.names``) saying how the input blocks are cut (balanced where uneven);
         by default :func:`mpi_layout`'s pencil.
     kind
-        ``"c2c"`` or ``"r2c"`` (:meth:`MPIPlan.forward` is ``rfftn``, ``backward``
-        ``irfftn``).
+        ``"c2c"`` (the default) or ``"r2c"`` (:meth:`MPIPlan.forward` is ``rfftn``,
+        ``backward`` ``irfftn``).
     spectrum
         ``"numpy"``: output blocks of numpy's spectrum (``n//2 + 1`` on the halved
         axis). ``"padded"`` (``r2c`` only): the chain's blocks as they are, the same
@@ -72,12 +75,6 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     fuse_exchanges
         As for :func:`pfft.plan`; MPI exchanges are ``MPI_Alltoall``, never pieces, so
         it changes nothing here but the cache key.
-    pipeline
-        As for :func:`pfft.plan`: each exchange's window cut into that many pieces
-        (the values are the same; mpi4jax's collectives run in order, so the pieces'
-        transfers do not overlap their FFTs, but the windows run as on one process).
-    overwrite_x
-        As for :func:`pfft.plan`.
     kinds
         The transform along each axis of ``axes``, as for :func:`pfft.plan`:
         ``"fft"``, ``"rfft"`` (at most one, the halved axis), ``"dct1"`` ...
@@ -98,11 +95,15 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     if not isinstance(grid, ProcessGrid):
         raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  "pfft.mpi.plan")
+    promoted = real_without_kind(dtype, kind, kinds)
+    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind or "c2c", kinds,
+                                                  orthogonalize, "pfft.mpi.plan")
+    given = dtype
     shape, dtype, axes, norm, dealiased = plan_arguments(shape, dtype, axes, norm, kind,
                                                          spectrum, padding, "pfft.mpi.plan",
                                                          kinds)
+    if promoted:
+        warn_real_without_kind(shape, given, dtype, "pfft.mpi.plan")
     check_tune(tune, "pfft.mpi.plan", in_sharding)
     layout = None
     if in_sharding is not None:
@@ -112,10 +113,12 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         grid = _tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
                            spectrum=spectrum, mode=tune, kinds=kinds,
                            orthogonalize=orthogonalize)
-    return get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
+    made = get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
                     dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize, pipeline=pipeline,
-                    overwrite_x=overwrite_x)
+                    kinds=kinds, orthogonalize=orthogonalize)
+    if promoted:
+        mark_promoted(made, given)
+    return made
 
 
 def _tuned_grid(shape, dtype, grid: ProcessGrid, *, kind: str, axes, norm: str,

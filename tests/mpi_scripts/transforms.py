@@ -18,8 +18,8 @@ CASES = [((8, 8, 6), None), ((10, 6, 7), None), ((3, 10, 5, 9), (1, 2, 3)),
          ((6, 5, 10), (0, 2))]
 
 
-def check_c2c(grid, shape, axes, dtype, norm, seed, pipeline=1):
-    plan = pfft.mpi.plan(shape, dtype, grid, axes=axes, norm=norm, pipeline=pipeline)
+def check_c2c(grid, shape, axes, dtype, norm, seed):
+    plan = pfft.mpi.plan(shape, dtype, grid, axes=axes, norm=norm)
     x = random_global(shape, dtype, seed)
     k = jax.jit(plan.forward)(jnp.asarray(x[plan.local_in_slices]))
     check(k.shape == plan.local_out_shape and k.dtype == dtype, f"{k.shape} {k.dtype}")
@@ -32,10 +32,9 @@ def check_c2c(grid, shape, axes, dtype, norm, seed, pipeline=1):
     check(err <= TOL[np.dtype(dtype)], f"ifftn {shape} {axes} {dtype} {norm} {grid}: err {err}")
 
 
-def check_r2c(grid, shape, axes, dtype, norm, spectrum, seed, pipeline=1):
+def check_r2c(grid, shape, axes, dtype, norm, spectrum, seed):
     real = np.finfo(dtype).dtype
-    plan = pfft.mpi.plan(shape, real, grid, axes=axes, norm=norm, kind="r2c", spectrum=spectrum,
-                         pipeline=pipeline)
+    plan = pfft.mpi.plan(shape, real, grid, axes=axes, norm=norm, kind="r2c", spectrum=spectrum)
     x = random_global(shape, real, seed)
     k = jax.jit(plan.forward)(jnp.asarray(x[plan.local_in_slices]))
     check(k.shape == plan.local_out_shape and k.dtype == dtype, f"{k.shape} {k.dtype}")
@@ -111,11 +110,6 @@ def main():
         check_c2c(grid, (10, 6, 7), None, dtype, "ortho", seed=7)
         for spectrum in ("numpy", "padded"):
             check_r2c(grid, (10, 6, 8), None, dtype, "backward", spectrum, seed=8)
-    # pipelined exchanges: each window on 3 pieces of the (padded, uneven) blocks, the
-    # same values
-    for shape, axes in CASES:
-        check_c2c(grid, shape, axes, np.complex128, "backward", seed=11, pipeline=3)
-        check_r2c(grid, shape, axes, np.complex128, "ortho", "numpy", seed=12, pipeline=3)
     check_plan_object(grid)
     done(f"transforms ({count} grid/shape cases)")
 

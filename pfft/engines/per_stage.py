@@ -1,0 +1,149 @@
+"""``engine="auto"`` on GPUs: the native kernels where they win, XLA's FFT elsewhere,
+chosen per transform.
+
+Measured on an H100 (docs/engines.md): a transform over the innermost axes of a block
+(at most three, the halved axis last for a real one) is the layout cuFFT takes as it
+is, and ``lax.fft`` runs it as one cuFFT plan (a real transform over several axes
+too), as fast as the native kernel on complex data and faster on real data. A
+strided transform over the leading axes (a pencil's after its last exchange) is one
+cuFFT launch for the native kernel, about twice as fast as ``lax.fft``'s transpose,
+transform, transpose. A strided transform with axes before and after it (a middle
+axis) is a loop of launches for the native kernel, one per outer index, slower than
+XLA's transposes: XLA runs it. Scaling decides a tie: ``lax.fft``'s inverse applies
+``1/n`` in a pass of its own, the native kernel the factor asked for (none for 1), so
+an inverse transform over the innermost axes goes to XLA only where that factor is
+``1/n``.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+
+import jax.numpy as jnp
+
+from . import r2r as r2r_ops
+from . import xla
+from .native import NativeEngine
+
+__all__ = ["PerStageEngine"]
+
+
+class PerStageEngine:
+    """A plan's engine (:class:`pfft.interfaces.Engine`) that sends each transform to
+    the native GPU kernels or to ``lax.fft`` (the module's rules), keeping numpy's
+    axis order either way. Every call returns the unnormalised transform times
+    ``scale`` (:meth:`natural_scale` is 1); DCTs and DSTs go through ``lax.fft``.
+    :meth:`recording` lists where each call went (a plan's printout)."""
+
+    name = "auto"
+    keeps_order = True
+    pieces = None
+
+    def __init__(self, nthreads: int = 1, platform: str = "gpu"):
+        self.native = NativeEngine(nthreads, platform, fuse=False)
+        self.platform = platform
+        self._recording = threading.local()     # a list while this thread records
+
+    def _key(self):
+        return (type(self).__name__, self.native.nthreads, self.platform)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def natural_scale(self, inverse: bool, n: int) -> float:
+        return 1.0
+
+    def route(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
+              scales_inverse: bool, scale: float, n: int) -> str:
+        """"native" or "xla" for a transform over block axes ``positions`` (``real``:
+        the last is the halved axis) of a block of ``shape``: ``scales_inverse`` for the
+        transforms ``lax.fft`` scales by ``1/n`` (inverse complex, complex-to-real).
+        Recorded (:meth:`recording`)."""
+        ndim, k = len(shape), len(positions)
+        trailing = (0 < k <= 3 and sorted(positions) == list(range(ndim - k, ndim))
+                    and positions[-1] == ndim - 1)
+        unscaled_tie = not scales_inverse or math.isclose(scale * n, 1.0, rel_tol=1e-12)
+        if trailing and unscaled_tie:
+            choice = "xla"
+        else:
+            choice = "native" if _one_launch_each(positions, shape, real) else "xla"
+        log = getattr(self._recording, "log", None)
+        if log is not None:
+            log.append(choice)
+        return choice
+
+    @contextlib.contextmanager
+    def recording(self):
+        """A list of the engine names ("xla" or "native") this thread's transforms are
+        routed to inside the ``with`` block (while a plan is traced)."""
+        self._recording.log = log = []
+        try:
+            yield log
+        finally:
+            self._recording.log = None
+
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
+        axes = tuple(a % x.ndim for a in axes)
+        n = math.prod(x.shape[a] for a in axes)
+        if self.route(axes, x.shape, real=False, scales_inverse=inverse, scale=scale,
+                      n=n) == "native":
+            return self.native.fft(x, axes, inverse, scale=scale, inplace=inplace)
+        y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
+             else (jnp.fft.ifftn if inverse else jnp.fft.fftn)(x, axes=axes))
+        return _scaled(y, scale * (n if inverse else 1)), 1.0
+
+    def rfft(self, x, axes, *, inverse=False, scale=1.0):
+        axes = tuple(a % x.ndim for a in axes)
+        n = math.prod(x.shape[a] for a in axes)
+        if self.route(axes, x.shape, real=True, scales_inverse=False, scale=scale,
+                      n=n) == "native":
+            return self.native.rfft(x, axes, inverse=inverse, scale=scale)
+        y = (xla.rfft_trailing(x, len(axes)) if _trailing(axes, x.ndim)
+             else jnp.fft.rfftn(x, axes=axes))    # the - sign; a real input's + sign
+        return _scaled(jnp.conj(y) if inverse else y, scale), 1.0   # is the conjugate
+
+    def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
+        axes = tuple(a % x.ndim for a in axes)
+        lengths = [x.shape[a] for a in axes[:-1]] + [n]
+        points = math.prod(lengths)
+        if self.route(axes, x.shape, real=True, scales_inverse=True, scale=scale,
+                      n=points) == "native":
+            return self.native.irfft(x, axes, n, inverse=inverse, scale=scale)
+        # the - sign transform of Hermitian z is the + sign transform of conj(z)
+        x = x if inverse else jnp.conj(x)
+        y = (xla.irfft_trailing(x, len(axes), n) if _trailing(axes, x.ndim)
+             else jnp.fft.irfftn(x, lengths, axes=axes))
+        return _scaled(y, scale * points), 1.0
+
+    def r2r(self, x, ops, axes):
+        return r2r_ops.apply_along(x, ops, axes)
+
+
+def _trailing(axes: tuple[int, ...], ndim: int) -> bool:
+    """``axes`` are the innermost ones, in order (at most three: one ``lax.fft``)."""
+    return len(axes) <= 3 and axes == tuple(range(ndim - len(axes), ndim))
+
+
+def _one_launch_each(positions: tuple[int, ...], shape: tuple[int, ...], real: bool) -> bool:
+    """Whether each cuFFT plan of the native GPU kernel for this transform is one launch:
+    every run of adjacent axes (at most three; a real transform's halved axis on its
+    own, as ``kernels/common/cufft_schedule.h`` cuts them) has nothing before it or
+    nothing after it. Else the kernel loops over one of the two."""
+    rest = sorted(positions[:-1] if real else positions)
+    runs: list[list[int]] = []
+    for a in rest:
+        if runs and runs[-1][1] == a - 1 and a - runs[-1][0] < 3:
+            runs[-1][1] = a
+        else:
+            runs.append([a, a])
+    if real:
+        runs.append([positions[-1], positions[-1]])
+    return all(math.prod(shape[:a]) == 1 or math.prod(shape[b + 1:]) == 1 for a, b in runs)
+
+
+def _scaled(y, scale: float):
+    return y if scale == 1.0 else y * jnp.asarray(scale, y.real.dtype)
