@@ -11,14 +11,15 @@ Topics (``python -m benchmarks TOPIC --help`` for each one's options)::
     mpi         pfft.mpi against mpi4py-fft (--scaling: pfft.mpi alone), one process per
                 rank: mpirun -n 4 python -m benchmarks mpi
     apps        taylor_green | nbody: the applications against their published references
-    gpu         engines | real_engines | chunk_copies | per_device | mpi_gpu: one device's
-                transforms, the pipelined windows' chunk copies and the per-device program
-                of a p-GPU plan (benchmarks/gpu.sh runs them all)
+    gpu         engines | real_engines | per_device | mpi_gpu: one device's transforms and
+                the per-device program of a p-GPU plan (benchmarks/gpu.sh runs them all)
     model       the cost model's multi-GPU predictions (--per-device CSV: from measurements)
     report      the docs' tables (docs/data/*.md) and figures (docs/figures/) from the
                 data in docs/data: python -m benchmarks report [--data DIR] [--figures DIR]
 
-Each topic is a module, also run as ``python -m benchmarks.MODULE``.
+Each topic is a module, also run as ``python -m benchmarks.MODULE``. Every one times
+through one harness (``benchmarks.common.timings``: warm-up calls, then the candidates
+alternated within each repeat, each call waited for; medians by ``common.compare``).
 """
 from __future__ import annotations
 
@@ -34,11 +35,12 @@ TOPICS = {
     "transforms": "suite", "peers": "suite", "real": "real_workloads", "r2r": "r2r",
     "mpi": "mpi", "model": "model",
     "apps": ("apps.{}", {"taylor_green", "nbody"}),
-    "gpu": ("{}", {"engines", "real_engines", "chunk_copies", "per_device", "mpi_gpu"}),
+    "gpu": ("{}", {"engines", "real_engines", "per_device", "mpi_gpu"}),
 }
 #: the modules whose ``report(data, figures)`` renders the docs' tables and figures
-REPORTERS = ("suite", "real_workloads", "r2r", "mpi", "apps.taylor_green", "apps.nbody",
-             "model", "engines", "real_engines")
+#: (``suite_report`` and ``model_report``: the rendering halves of ``suite`` and ``model``)
+REPORTERS = ("suite_report", "real_workloads", "r2r", "mpi", "apps.taylor_green", "apps.nbody",
+             "model_report", "engines", "real_engines")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -1,6 +1,7 @@
-"""The benchmarks' shared harness: simulated devices, the malloc setting, timing (medians,
-alternated calls, the slowest MPI rank), what a run records about itself (the command,
-the machine, the date), CSV and Markdown tables, and plots.
+"""The benchmarks' shared harness: simulated devices, the malloc setting, timing (one loop,
+:func:`timings`, that every benchmark measures through: medians, alternated calls, the
+slowest MPI rank), what a run records about itself (the command, the machine, the date),
+CSV and Markdown tables, and plots.
 
 Every benchmark writes ``NAME.csv`` (one row per measurement), ``NAME.json`` (the run:
 :func:`run_info`) and ``NAME.md`` under its ``--out``; ``python -m benchmarks report``
@@ -89,35 +90,89 @@ def apply_malloc(choice: str, module: str, argv=None) -> str:
     raise RuntimeError("os.execve returned")  # pragma: no cover
 
 
-def faults_per_call(fn, arg, calls: int = 5) -> float:
-    """Median minor page faults of the whole process during one ``fn(arg)`` (after a
-    warm-up call): what a call pays for blocks mapped anew."""
-    import resource
-    fn(arg).block_until_ready()
-    counts = []
-    for _ in range(calls):
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        fn(arg).block_until_ready()
-        counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-    return statistics.median(counts)
+# -- the timing harness -----------------------------------------------------------------
+# Every benchmark measures through :func:`timings`, the one loop: warm-up calls, then
+# ``repeats`` rounds in which each candidate runs once (alternated, so that all see the
+# same state of a shared machine), each call waited for. The other functions here are
+# views of it: medians (:func:`compare`, :func:`median_time`, :func:`paired_medians`),
+# the slowest MPI rank (:func:`slowest_rank_times`) and page faults (:func:`faults_per_call`).
+def block(out):
+    """Wait for ``out``: any pytree of JAX arrays, or anything else with a
+    ``block_until_ready`` method (host values are ready when they are returned)."""
+    if "jax" in sys.modules:
+        import jax
+        return jax.block_until_ready(out)
+    if hasattr(out, "block_until_ready"):
+        out.block_until_ready()
+    return out
 
 
-def median_time(fn, *args, repeats: int = 7, warmup: int = 1, calls: int = 1) -> float:
-    """Median wall time of ``fn(*args)`` in seconds, after ``warmup`` calls.
+def timings(fns, *, repeats: int = 7, warmup: int = 1, calls: int = 1,
+            batch_s: float | None = None, budget: float | None = None,
+            max_repeats: int = 101, before=None, reduce=None,
+            clock=time.perf_counter) -> list[list[float]]:
+    """What each call of ``fns`` (functions of no arguments) takes, in seconds: one list
+    per candidate, one entry per repeat.
 
-    With ``calls > 1`` each timed run makes that many calls back to back (dispatched
-    without waiting, as a loop of steps does, then waited for once) and counts their
-    mean: for calls short enough that dispatching them would count otherwise."""
-    for _ in range(warmup):
-        fn(*args).block_until_ready()
-    times = []
+    Each candidate is called ``warmup`` times (its result waited for: :func:`block`).
+    Then, ``repeats`` times, every candidate in turn (alternated within each repeat, so
+    each runs the same number of times under the same load): ``before()`` where given
+    (a barrier), the clock read, ``calls`` calls back to back (dispatched without
+    waiting, as a loop of steps does; the last one's result waited for), the clock read
+    again; the difference over ``calls``, passed through ``reduce`` where given (the
+    slowest MPI rank's), is the entry.
+
+    ``batch_s``: each candidate's ``calls`` instead, from one timed call of it (after
+    the warm-up): as many as make about ``batch_s`` seconds, 1 to 50 (short calls,
+    whose dispatch would count otherwise). ``budget``: more repeats (up to
+    ``max_repeats``) for fast candidates, about ``budget`` seconds in all, from one
+    timed round of them after the warm-up. ``clock``: what is counted (the default:
+    wall time; :func:`faults_per_call` counts page faults).
+    """
+    fns = list(fns)
+    for fn in fns:
+        for _ in range(warmup):
+            block(fn())
+    counts = [calls] * len(fns)
+    if batch_s is not None or budget is not None:
+        once = []
+        for fn in fns:
+            start = clock()
+            block(fn())
+            once.append(clock() - start)
+        if batch_s is not None:
+            counts = [max(1, min(50, int(batch_s / max(t, 1e-6)))) for t in once]
+        if budget is not None:
+            repeats = int(min(max_repeats, max(repeats, budget / max(sum(once), 1e-6))))
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls - 1):
-            fn(*args)
-        fn(*args).block_until_ready()
-        times.append((time.perf_counter() - start) / calls)
-    return statistics.median(times)
+        for fn, n, out in zip(fns, counts, times):
+            if before is not None:
+                before()
+            start = clock()
+            for _ in range(n - 1):
+                fn()
+            block(fn())
+            t = (clock() - start) / n
+            out.append(reduce(t) if reduce is not None else t)
+    return times
+
+
+def compare(*fns, **options) -> list[float]:
+    """The median seconds of each of ``fns`` (functions of no arguments), timed
+    alternately by :func:`timings` (its keyword ``options``): the same-run baseline
+    and its candidates in one call."""
+    return [statistics.median(t) for t in timings(fns, **options)]
+
+
+def median_time(fn, *args, repeats: int = 7, warmup: int = 1, calls: int = 1,
+                batch_s: float | None = None) -> float:
+    """Median wall time of ``fn(*args)`` in seconds, after ``warmup`` calls
+    (:func:`timings`: with ``calls > 1`` each timed run makes that many calls back to
+    back and counts their mean)."""
+    (t,) = compare(lambda: fn(*args), repeats=repeats, warmup=warmup, calls=calls,
+                   batch_s=batch_s)
+    return t
 
 
 def paired_medians(first, first_arg, second, second_arg, repeats: int,
@@ -125,21 +180,22 @@ def paired_medians(first, first_arg, second, second_arg, repeats: int,
     """Median wall times in seconds of ``first(first_arg)`` and ``second(second_arg)``,
     called alternately so that both see the same state of a shared machine: at least
     ``repeats`` pairs, more (up to 101) for fast calls, about ``budget`` seconds in all,
-    after one warm-up call of each."""
-    for fn, arg in ((first, first_arg), (second, second_arg)):
-        fn(arg).block_until_ready()                   # compiles: the warm-up
-    start = time.perf_counter()
-    first(first_arg).block_until_ready()
-    second(second_arg).block_until_ready()
-    pair = time.perf_counter() - start
-    runs = int(min(101, max(repeats, budget / max(pair, 1e-6))))
-    times = ([], [])
-    for _ in range(runs):
-        for out, (fn, arg) in zip(times, ((first, first_arg), (second, second_arg))):
-            start = time.perf_counter()
-            fn(arg).block_until_ready()
-            out.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
+    after one warm-up call of each (:func:`compare`)."""
+    a, b = compare(lambda: first(first_arg), lambda: second(second_arg), repeats=repeats,
+                   budget=budget)
+    return a, b
+
+
+def faults_per_call(fn, arg, calls: int = 5) -> float:
+    """Median minor page faults of the whole process during one ``fn(arg)`` (after a
+    warm-up call): what a call pays for blocks mapped anew (:func:`timings`, counting
+    faults instead of seconds)."""
+    import resource
+
+    def faults() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    (counts,) = timings([lambda: fn(arg)], repeats=calls, clock=faults)
+    return statistics.median(counts)
 
 
 def first_device(platform: str):
@@ -403,23 +459,19 @@ def quiet_barrier(comm) -> None:
         time.sleep(0.002)
 
 
-def slowest_rank_times(fns, repeats: int, comm, warmup: int = 1) -> list[list[float]]:
-    """Seconds each of ``fns`` takes on the slowest rank of ``comm``, ``repeats`` times.
-
-    Each ``fn`` must wait for its own result (``block_until_ready``). After ``warmup``
-    calls of each, the calls are interleaved (call 1 of each, call 2 of each, ...) so that
-    all see the same background load, and each starts after a barrier.
-    """
+def slowest_rank(comm) -> dict:
+    """The options of :func:`timings` (and :func:`compare`) that time the slowest rank
+    of ``comm``: each call started after a barrier, its time the largest over the
+    ranks."""
     from mpi4py import MPI
 
-    for fn in fns:
-        for _ in range(warmup):
-            fn()
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
-            quiet_barrier(comm)
-            start = time.perf_counter()
-            fn()
-            out.append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
-    return times
+    return dict(before=lambda: quiet_barrier(comm),
+                reduce=lambda t: comm.allreduce(t, op=MPI.MAX))
+
+
+def slowest_rank_times(fns, repeats: int, comm, warmup: int = 1) -> list[list[float]]:
+    """Seconds each of ``fns`` takes on the slowest rank of ``comm``, ``repeats`` times
+    (:func:`timings` with :func:`slowest_rank`: the calls interleaved, call 1 of each,
+    call 2 of each, ..., after ``warmup`` calls of each, so that all see the same
+    background load)."""
+    return timings(fns, repeats=repeats, warmup=warmup, **slowest_rank(comm))

@@ -31,16 +31,14 @@ import gc
 import math
 import os
 import platform
-import statistics
 import sys
-import time
 import traceback
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .common import (median_time, read_info, read_table_rows, run_info, write_doc,
+from .common import (compare, median_time, read_info, read_table_rows, run_info, write_doc,
                      write_results)
 
 jax.config.update("jax_enable_x64", True)
@@ -65,17 +63,15 @@ CASES = [("copy", "copy", None),
 
 
 def median_time_donated(fn, x, repeats: int = 7, warmup: int = 1) -> float:
-    """Median time of ``x = fn(x)`` where ``fn`` donates its argument (fresh input each call)."""
-    for _ in range(warmup):
-        x = fn(x)
-    x.block_until_ready()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        x = fn(x)
-        x.block_until_ready()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """Median time of ``x = fn(x)`` where ``fn`` donates its argument (each call's
+    output the next one's input), through :func:`benchmarks.common.compare`."""
+    state = [x]
+
+    def step():
+        state[0] = fn(state[0])
+        return state[0]
+    (t,) = compare(step, repeats=repeats, warmup=warmup)
+    return t
 
 
 def _short(exc: BaseException) -> str:
@@ -107,99 +103,115 @@ def run(sizes, dtypes, repeats, device, *, warmup: int = 2, check_max: int = 256
         progress=print):
     """Time every case for each size and dtype; one row (a dict) per pair."""
     rows = []
-    mesh, platform_name, has_native = on_one_device(device)
     for n in sizes:
         for dtype in dtypes:
-            dtype = np.dtype(dtype)
-            r = dict(n=n, dtype=dtype.name, device=device.device_kind,
-                     mib=n ** 3 * dtype.itemsize / 2 ** 20,
-                     threads=native.num_threads() if platform_name == "cpu" else "",
-                     failed="")
-            failures = []
-
-            def note(key, exc):
-                failures.append(f"{key}:{_short(exc)}")
-                progress(f"  {n}^3 {dtype.name} {key} FAILED: {type(exc).__name__}: "
-                         f"{str(exc)[:2000]}")
-                traceback.print_exc(file=sys.stderr)
-
-            x = _random(n, dtype, device)
-            fns = {"copy": jax.jit(jnp.copy),
-                   "jnp_fftn": jax.jit(jnp.fft.fftn),
-                   "jnp_fft0": jax.jit(lambda a: jnp.fft.fft(a, axis=0))}
-            args = {}
-            for engine in ("native", "xla"):
-                if engine == "native" and not has_native:
-                    continue
-                plan = pfft.plan((n, n, n), dtype, mesh, engine=engine)
-                if getattr(plan.engine, "name", "xla") != engine:   # fell back: not native
-                    continue
-                fns[f"pfft_{engine}"] = jax.jit(plan.forward)
-                args[f"pfft_{engine}"] = jax.device_put(x, plan.in_sharding)
-            if has_native:
-                fns["native_fftn"] = jax.jit(lambda a: native.fft(a, (0, 1, 2)))
-                fns["native_fftn_inplace"] = jax.jit(
-                    lambda a: native.fft(a, (0, 1, 2), inplace=True), donate_argnums=0)
-                fns["native_fft0"] = jax.jit(lambda a: native.fft(a, 0))
-                fns["native_fft0_inplace"] = jax.jit(
-                    lambda a: native.fft(a, 0, inplace=True), donate_argnums=0)
-
-            # correctness first: against numpy in float64 where the host can, else jnp.fft
-            for three_axis in (True, False):
-                keys = [k for k, _, t in CASES if t is three_axis and k in fns]
-                try:
-                    if n <= check_max:
-                        host = np.asarray(x).astype(np.complex128)
-                        ref = jax.device_put(np.fft.fftn(host) if three_axis
-                                             else np.fft.fft(host, axis=0), device)
-                        del host
-                        r["reference" if three_axis else "reference0"] = "numpy float64"
-                    else:
-                        ref = fns["jnp_fftn" if three_axis else "jnp_fft0"](x)
-                        r["reference" if three_axis else "reference0"] = "jnp.fft"
-                except Exception as exc:        # noqa: BLE001 (reported, run goes on)
-                    note("reference", exc)
-                    continue
-                for key in keys:
-                    try:
-                        if key.endswith("_inplace"):
-                            y = fns[key](x + 0)
-                        else:
-                            y = fns[key](args.get(key, x))
-                        r[f"{key}_err"] = float(_rel_err(y, ref))
-                        del y
-                    except Exception as exc:    # noqa: BLE001
-                        note(key, exc)
-                del ref
-                gc.collect()
-
-            for key, _, _ in CASES:
-                if key not in fns or any(f.startswith(key + ":") for f in failures):
-                    continue
-                try:
-                    if key.endswith("_inplace"):
-                        t = median_time_donated(fns[key], x + 0, repeats, warmup)
-                    else:
-                        t = median_time(fns[key], args.get(key, x), repeats=repeats,
-                                        warmup=warmup)
-                    r[f"{key}_ms"] = t * 1e3
-                except Exception as exc:        # noqa: BLE001
-                    note(key, exc)
-                gc.collect()
-            tol = TOLERANCE.get(dtype.name, 1e-5)
-            for key, _, _ in CASES:
-                err = r.get(f"{key}_err")
-                if err is not None and not err <= tol:
-                    failures.append(f"{key}:inaccurate")
-            r["failed"] = " ".join(failures)
-            rows.append(_derive(r))
-            progress(f"{n}^3 {dtype.name}: " + ", ".join(
-                f"{label} {r[k + '_ms']:.3g}" for k, label, _ in CASES if r.get(k + "_ms"))
-                + " ms" + (f"; FAILED {r['failed']}" if failures else ""))
-            del x, args, fns
+            rows.append(_run_one(n, np.dtype(dtype), repeats, device, warmup, check_max,
+                                 progress))
             gc.collect()
             jax.clear_caches()
     return rows
+
+
+def _run_one(n: int, dtype: np.dtype, repeats: int, device, warmup: int, check_max: int,
+             progress) -> dict:
+    """One size and dtype: every case checked, then timed; its row."""
+    mesh, platform_name, has_native = on_one_device(device)
+    r = dict(n=n, dtype=dtype.name, device=device.device_kind,
+             mib=n ** 3 * dtype.itemsize / 2 ** 20,
+             threads=native.num_threads() if platform_name == "cpu" else "", failed="")
+    failures = []
+
+    def note(key, exc):
+        failures.append(f"{key}:{_short(exc)}")
+        progress(f"  {n}^3 {dtype.name} {key} FAILED: {type(exc).__name__}: "
+                 f"{str(exc)[:2000]}")
+        traceback.print_exc(file=sys.stderr)
+
+    x = _random(n, dtype, device)
+    fns, args = _programs(n, dtype, x, mesh, has_native)
+    _check(r, fns, args, x, device, n <= check_max, note)
+    _time(r, fns, args, x, repeats, warmup, failures, note)
+    tol = TOLERANCE.get(dtype.name, 1e-5)
+    for key, _, _ in CASES:
+        err = r.get(f"{key}_err")
+        if err is not None and not err <= tol:
+            failures.append(f"{key}:inaccurate")
+    r["failed"] = " ".join(failures)
+    progress(f"{n}^3 {dtype.name}: " + ", ".join(
+        f"{label} {r[k + '_ms']:.3g}" for k, label, _ in CASES if r.get(k + "_ms"))
+        + " ms" + (f"; FAILED {r['failed']}" if failures else ""))
+    return _derive(r)
+
+
+def _programs(n: int, dtype: np.dtype, x, mesh, has_native) -> tuple[dict, dict]:
+    """The jitted function of each case that runs here, and the input of those that do
+    not take ``x`` itself (a plan's, on its sharding)."""
+    fns = {"copy": jax.jit(jnp.copy),
+           "jnp_fftn": jax.jit(jnp.fft.fftn),
+           "jnp_fft0": jax.jit(lambda a: jnp.fft.fft(a, axis=0))}
+    args = {}
+    for engine in ("native", "xla"):
+        if engine == "native" and not has_native:
+            continue
+        plan = pfft.plan((n, n, n), dtype, mesh, engine=engine)
+        if getattr(plan.engine, "name", "xla") != engine:   # fell back: not native
+            continue
+        fns[f"pfft_{engine}"] = jax.jit(plan.forward)
+        args[f"pfft_{engine}"] = jax.device_put(x, plan.in_sharding)
+    if has_native:
+        fns["native_fftn"] = jax.jit(lambda a: native.fft(a, (0, 1, 2)))
+        fns["native_fftn_inplace"] = jax.jit(
+            lambda a: native.fft(a, (0, 1, 2), inplace=True), donate_argnums=0)
+        fns["native_fft0"] = jax.jit(lambda a: native.fft(a, 0))
+        fns["native_fft0_inplace"] = jax.jit(
+            lambda a: native.fft(a, 0, inplace=True), donate_argnums=0)
+    return fns, args
+
+
+def _check(r: dict, fns: dict, args: dict, x, device, on_host: bool, note) -> None:
+    """Each case's error (``KEY_err``) against numpy in float64 where the host can
+    (``on_host``), else against jnp.fft; a failure is noted and the others go on."""
+    for three_axis in (True, False):
+        keys = [k for k, _, t in CASES if t is three_axis and k in fns]
+        try:
+            if on_host:
+                host = np.asarray(x).astype(np.complex128)
+                ref = jax.device_put(np.fft.fftn(host) if three_axis
+                                     else np.fft.fft(host, axis=0), device)
+                del host
+                r["reference" if three_axis else "reference0"] = "numpy float64"
+            else:
+                ref = fns["jnp_fftn" if three_axis else "jnp_fft0"](x)
+                r["reference" if three_axis else "reference0"] = "jnp.fft"
+        except Exception as exc:        # noqa: BLE001 (reported, run goes on)
+            note("reference", exc)
+            continue
+        for key in keys:
+            try:
+                y = fns[key](x + 0) if key.endswith("_inplace") else fns[key](args.get(key, x))
+                r[f"{key}_err"] = float(_rel_err(y, ref))
+                del y
+            except Exception as exc:    # noqa: BLE001
+                note(key, exc)
+        del ref
+        gc.collect()
+
+
+def _time(r: dict, fns: dict, args: dict, x, repeats: int, warmup: int, failures: list,
+          note) -> None:
+    """Each case's median time (``KEY_ms``), those that failed left out."""
+    for key, _, _ in CASES:
+        if key not in fns or any(f.startswith(key + ":") for f in failures):
+            continue
+        try:
+            if key.endswith("_inplace"):
+                t = median_time_donated(fns[key], x + 0, repeats, warmup)
+            else:
+                t = median_time(fns[key], args.get(key, x), repeats=repeats, warmup=warmup)
+            r[f"{key}_ms"] = t * 1e3
+        except Exception as exc:        # noqa: BLE001
+            note(key, exc)
+        gc.collect()
 
 
 def _derive(r: dict) -> dict:
@@ -255,7 +267,16 @@ def _err(v) -> str:
 def table(rows, header: str = "") -> str:
     """The three Markdown tables (and their footnotes) for ``rows``."""
     out = [header, ""] if header else []
-    out += ["**Three-axis FFT on one device against `jnp.fft.fftn`** (target: pfft on "
+    out += _fftn_table(rows) + _axis0_table(rows) + _bandwidth_table(rows)
+    fails = [f"{r['n']}³ {r['dtype']}: {r['failed']}" for r in rows if r.get("failed")]
+    if fails:
+        out += ["", "**Failed:** " + "; ".join(fails)]
+    return "\n".join(out)
+
+
+def _fftn_table(rows) -> list[str]:
+    """The three-axis FFT against ``jnp.fft.fftn``: its lines."""
+    out = ["**Three-axis FFT on one device against `jnp.fft.fftn`** (target: pfft on "
             f"a 1x1 grid ≤ {RATIO_GOAL}× `jnp.fft.fftn`)", "",
             "| size | dtype | jnp.fft.fftn (ms) | pfft 1x1, native (ms) | ratio | goal met | "
             "pfft 1x1, xla (ms) | ratio | native kernel (ms) | ratio | native kernel in "
@@ -278,8 +299,12 @@ def table(rows, header: str = "") -> str:
             "`pfft.make_mesh((1, 1), [device])`, the public API with the engine forced "
             "(on GPUs `engine=\"auto\"` picks xla). native kernel: `native.fft(x, (0, 1, 2))` "
             "called directly. Errors against " + _refs(rows, "reference") + ".", ""]
+    return out
 
-    out += ["**Strided axis-0 kernel against `jnp.fft.fft(x, axis=0)`** (target: ≥ "
+
+def _axis0_table(rows) -> list[str]:
+    """The strided axis-0 kernel against ``jnp.fft.fft(x, axis=0)``: its lines."""
+    out = ["**Strided axis-0 kernel against `jnp.fft.fft(x, axis=0)`** (target: ≥ "
             f"{SPEEDUP_GOAL}× faster)", "",
             "| size | dtype | jnp.fft.fft(x, axis=0) (ms) | native axis 0 (ms) | × faster | "
             "goal met | native axis 0 in place, donated (ms) | × faster | rel. L2 error |",
@@ -297,9 +322,13 @@ def table(rows, header: str = "") -> str:
             f"{_cell(r, 'native_fft0_err', _err)} |")
     out += ["", "× faster: `jnp.fft.fft`'s time / the kernel's (out of place decides the goal). "
             "Errors against " + _refs(rows, "reference0") + ".", ""]
+    return out
 
+
+def _bandwidth_table(rows) -> list[str]:
+    """Each case's bandwidth against a device-to-device copy: its lines."""
     labels = [(k, lab) for k, lab, _ in CASES if k != "copy"]
-    out += ["**Achieved bandwidth against a device-to-device copy**", "",
+    out = ["**Achieved bandwidth against a device-to-device copy**", "",
             "| size | dtype | array (MiB) | copy (ms) | copy (GB/s) | "
             + " | ".join(lab for _, lab in labels) + " |",
             "|" + "---|" * (5 + len(labels))]
@@ -319,10 +348,7 @@ def table(rows, header: str = "") -> str:
             "Each time: median of the repeats after the warm-up calls, inside `jax.jit`, "
             "`block_until_ready` included. — or n/a: not run (kernel unavailable); OOM / "
             "error / inaccurate: the case failed (see the log)."]
-    fails = [f"{r['n']}³ {r['dtype']}: {r['failed']}" for r in rows if r.get("failed")]
-    if fails:
-        out += ["", "**Failed:** " + "; ".join(fails)]
-    return "\n".join(out)
+    return out
 
 
 def _refs(rows, key) -> str:

@@ -6,9 +6,7 @@
 #            (on a GPU in the background, while the GPU steps run, as is mpi4jax's build
 #            for the mpi step)
 #   bench    benchmarks.engines (c2c: pfft 1x1 and the kernels against jnp.fft, GB/s against
-#            a copy), benchmarks.real_engines (rfftn/irfftn/dctn, strided stages) and
-#            benchmarks.chunk_copies (the pipelined windows' chunk copies against XLA's
-#            and a plain copy)
+#            a copy) and benchmarks.real_engines (rfftn/irfftn/dctn, strided stages)
 #   device   benchmarks.per_device: what one device of a p-GPU slab or pencil plan runs,
 #            forward and backward (the inverse)
 #   apps     Taylor-Green 256³ (against the same solver on jnp.fft) and N-body 256³ on
@@ -26,8 +24,7 @@
 # Usage: benchmarks/gpu.sh [python]   (default .venv/bin/python if there is one, else python3)
 # Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env
 # build bench device apps test mpi suite install archive"), SIZES (256 512 1024),
-# REAL_SIZES (256 512), CHUNK_ARGS and DEVICE_ARGS (arguments of benchmarks.chunk_copies
-# and benchmarks.per_device), REPEATS (10),
+# REAL_SIZES (256 512), DEVICE_ARGS (arguments of benchmarks.per_device), REPEATS (10),
 # WARMUP (2), TEST_WORKERS (4),
 # SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
 # PLATFORM (gpu; "cpu" runs every step on the CPU at small sizes, to check this script
@@ -41,11 +38,9 @@ PLATFORM=${PLATFORM:-gpu}
 case $PLATFORM in
     gpu) SIZES=${SIZES:-256 512 1024}; REAL_SIZES=${REAL_SIZES:-256 512}; APP_N=${APP_N:-256}
          MPI_SIZE=${MPI_SIZE:-256}
-         CHUNK_ARGS=${CHUNK_ARGS:---sizes 1024 --devices 8 --pipelines 4 8}
-         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --pipelines 1 4 8 --pipelined-engines auto native --directions forward backward --budget-s 150} ;;
+         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --directions forward backward --budget-s 150} ;;
     cpu) SIZES=${SIZES:-32}; REAL_SIZES=${REAL_SIZES:-32}; APP_N=${APP_N:-32}
          MPI_SIZE=${MPI_SIZE:-32}
-         CHUNK_ARGS=${CHUNK_ARGS:---sizes 32 --devices 8 --pipelines 4}
          DEVICE_ARGS=${DEVICE_ARGS:---platform cpu --sizes 32 --devices 4 8 --directions forward backward} ;;
     *) echo "PLATFORM must be gpu or cpu, got $PLATFORM" >&2; exit 2 ;;
 esac
@@ -194,7 +189,7 @@ cpu_kernels() {
 }
 
 if want bench; then
-    step bench "one device: c2c and real transforms per engine against jnp.fft, chunk copies"
+    step bench "one device: c2c and real transforms per engine against jnp.fft"
     # shellcheck disable=SC2086  # SIZES is a list
     XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=40 \
         run engines 300 "$PY" -m benchmarks.engines --platform "$PLATFORM" --sizes $SIZES \
@@ -204,10 +199,6 @@ if want bench; then
         run real_engines 300 "$PY" -m benchmarks.real_engines --platform "$PLATFORM" \
         --sizes $REAL_SIZES --dtypes float32 float64 --repeats "$REPEATS" --warmup "$WARMUP" \
         --out "$OUT" || true
-    # shellcheck disable=SC2086  # CHUNK_ARGS is a list
-    XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=20 \
-        run chunk_copies 120 "$PY" -m benchmarks.chunk_copies --platform "$PLATFORM" $CHUNK_ARGS \
-        --repeats "$REPEATS" --out "$OUT" || true
 fi
 
 if want device; then

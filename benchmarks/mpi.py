@@ -54,7 +54,6 @@ import glob
 import json
 import os
 import statistics
-import time
 
 from . import common
 
@@ -108,17 +107,11 @@ def one_device(transform: str, n: int, dtype, repeats: int) -> float:
             f = jax.jit(jnp.fft.fftn)
 
             def call():
-                f(x).block_until_ready()
+                return f(x)
         else:
             def call():
                 scipy.fft.dctn(a, type=2, workers=1)
-        call()
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            call()
-            times.append(time.perf_counter() - start)
-        result = 1e3 * statistics.median(times)
+        result = 1e3 * common.median_time(call, repeats=repeats)
     common.quiet_barrier(COMM)
     return COMM.bcast(result)
 
@@ -224,7 +217,7 @@ def bench(transform: str, n: int, dtype, grid: str, repeats: int, check: bool) -
     u = newDistArray(fft, False)
     u[:] = random_block(rng, u.shape, dtype)
     uh = newDistArray(fft, True)
-    t_pfft, t_m4f = timed([lambda: fwd(x).block_until_ready(),
+    t_pfft, t_m4f = timed([lambda: fwd(x),
                            lambda: fft.forward(u, uh, normalize=False)], repeats)
     err = blockwise_errors(transform, plan, fwd, fft, u, uh, dtype) if check else None
     fft.destroy()
@@ -375,12 +368,12 @@ def scaling(args) -> None:
         sq = COMM.allreduce(np.array([np.sum(np.abs(k - ref[plan.local_out_slices]) ** 2),
                                       np.sum(np.abs(ref[plan.local_out_slices]) ** 2)]))
         del ref, host, k
-        (times,) = common.slowest_rank_times([lambda: fwd(x).block_until_ready()],
-                                             args.repeats, COMM)
+        (seconds,) = common.compare(lambda: fwd(x), repeats=args.repeats,
+                                    **common.slowest_rank(COMM))
         if RANK == 0:
             print(json.dumps({"study": study, "impl": "pfft.mpi", "shape": list(shape),
                               "dtype": dtype.name, "ranks": ranks,
-                              "ms": 1e3 * statistics.median(times),
+                              "ms": 1e3 * seconds,
                               "rel_err": float(np.sqrt(sq[0] / sq[1])),
                               "grid": "x".join(map(str, grid.dims)),
                               "exchanges": plan.chain.exchanges}), flush=True)

@@ -29,7 +29,6 @@ import argparse
 import datetime
 import os
 import platform
-import statistics
 import sys
 
 
@@ -82,7 +81,7 @@ import pfft  # noqa: E402
 import pfft.mpi  # noqa: E402
 from pfft.engines import native  # noqa: E402
 
-from .common import median_time, quiet_barrier, slowest_rank_times, write_results  # noqa: E402
+from .common import compare, median_time, quiet_barrier, slowest_rank, write_results  # noqa: E402
 
 TOLERANCE = {"complex64": 1e-5, "complex128": 1e-12}
 
@@ -109,8 +108,8 @@ def set_cuda_mpi(mode: str) -> str:
 
 def timed(fn, x, repeats: int, warmup: int) -> float:
     """Median over repeats of the slowest rank's time for ``fn(x)``, each call after a barrier."""
-    (times,) = slowest_rank_times([lambda: fn(x).block_until_ready()], repeats, COMM, warmup)
-    return statistics.median(times)
+    (t,) = compare(lambda: fn(x), repeats=repeats, warmup=warmup, **slowest_rank(COMM))
+    return t
 
 
 def global_err(got_sq_diff: float, ref_sq: float) -> float:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 from .common import (add_malloc_argument, apply_malloc, figure_note, markdown_table,
                      median_time, paired_medians, parse_grids, pyplot, read_info, read_results,
@@ -45,13 +44,9 @@ GOAL = 1.2                # the target: dctn at most this times rfftn of the sam
 
 
 def _scipy_time(a: np.ndarray, repeats: int) -> float:
-    scipy.fft.dctn(a, type=2, workers=2)                       # warm-up (plans, pages)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        scipy.fft.dctn(a, type=2, workers=2)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    """Median seconds of ``scipy.fft.dctn`` on 2 workers, after a warm-up call (plans,
+    pages)."""
+    return median_time(lambda: scipy.fft.dctn(a, type=2, workers=2), repeats=repeats)
 
 
 def run(n: int, dtype, grids, repeats: int, progress=print) -> list[dict]:

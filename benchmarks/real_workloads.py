@@ -90,21 +90,6 @@ jax.config.update("jax_enable_x64", True)
 GRIDS = ["4", "2x2", "1x4", "8", "2x4", "4x2"]
 
 
-class _HostCall:
-    """A host (numpy) call as :func:`benchmarks.common.paired_medians` times it: it is
-    done when it returns."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __call__(self, arg):
-        self.fn(arg)
-        return self
-
-    def block_until_ready(self):
-        return self
-
-
 def _ducc_ratios(x: np.ndarray, k: np.ndarray, fwd1, one, bwd1, k1,
                  repeats: int) -> tuple[float, float]:
     """DUCC's r2c and c2r of the whole array on all cores, each over one device's
@@ -114,9 +99,13 @@ def _ducc_ratios(x: np.ndarray, k: np.ndarray, fwd1, one, bwd1, k1,
     except ImportError:
         return float("nan"), float("nan")
     threads = os.cpu_count() or 1
-    r2c = _HostCall(lambda a: ducc0.fft.r2c(a, nthreads=threads))
-    c2r = _HostCall(lambda a: ducc0.fft.c2r(a, axes=(0, 1, 2), lastsize=x.shape[-1],
-                                            forward=False, nthreads=threads))
+    # host calls: done when they return (the harness waits for device results only)
+    def r2c(a):
+        return ducc0.fft.r2c(a, nthreads=threads)
+
+    def c2r(a):
+        return ducc0.fft.c2r(a, axes=(0, 1, 2), lastsize=x.shape[-1], forward=False,
+                             nthreads=threads)
     t_r2c, t_one = paired_medians(r2c, x, fwd1, one, repeats)
     t_c2r, t_one_back = paired_medians(c2r, k, bwd1, k1, repeats)
     return t_r2c / t_one, t_c2r / t_one_back

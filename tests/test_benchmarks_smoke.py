@@ -32,7 +32,7 @@ def test_quick_transforms(tmp_path):
                            "--no-progress", "--out", str(tmp_path)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    from benchmarks.suite import COLUMNS
+    from benchmarks.suite_report import COLUMNS
 
     with open(tmp_path / "transforms.csv", newline="") as f:
         reader = csv.DictReader(f)
@@ -370,7 +370,8 @@ def test_topics_are_listed_and_a_wrong_one_is_named():
                            timeout=60)
     assert wrong.returncode != 0 and "no topic 'fastest'" in wrong.stderr
     bare = subprocess.run(run + ["gpu"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert bare.returncode != 0 and "chunk_copies, engines, mpi_gpu, per_device, real_engines" in bare.stderr
+    assert bare.returncode != 0 and "engines, mpi_gpu, per_device, real_engines" in bare.stderr
+    assert "chunk_copies" not in bare.stderr
 
 
 def test_docs_tables_and_figures_are_rendered_from_the_committed_data(tmp_path):
@@ -409,26 +410,23 @@ def test_mpi_scaling_tiny():
 
 
 def test_per_device_benchmark_tiny(tmp_path):
-    """`python -m benchmarks.per_device --platform cpu --pipelines 1 2` at 16³ over 4 and 8
-    devices: a row per grid, plan, kind, engine and pipeline with the CSV's columns; each
-    result (pipelined or not) equal to the unpipelined xla engine's and to numpy's
-    block-level math; one size per exchange, a pipelined exchange's pieces summed; the
-    stages outside the windows timed where a pipelined chain has them (a slab's 2-D
-    FFT, a real transform's first stage), none for a pencil's fftn;
+    """`python -m benchmarks.per_device --platform cpu` at 16³ over 4 and 8 devices: a row
+    per grid, plan, kind and engine with the CSV's columns (no pipelined programs: no
+    `pipeline` or `outside_ms` column); each result equal to the xla engine's and to
+    numpy's block-level math; one size per exchange, the bytes of each transfer traced;
     times, copies and memory sane."""
     proc, rows = _run_benchmark("per_device", "--platform", "cpu", "--sizes", "16",
-                                "--devices", "4", "8", "--repeats", "2", "--pipelines", "1",
-                                "2", out=tmp_path, name="per_device_cpu")
+                                "--devices", "4", "8", "--repeats", "2", out=tmp_path,
+                                name="per_device_cpu")
     from benchmarks.per_device import COLUMNS
     from pfft.engines import native
     assert list(rows[0]) == COLUMNS
-    assert [(r["devices"], r["plan"], r["kind"], r["engine"], r["pipeline"]) for r in rows] == [
-        (p, plan, kind, engine, k) for p in ("4", "8") for plan in ("slab", "pencil")
-        for kind in ("c2c", "r2c") for engine in ("native", "xla", "auto") for k in ("1", "2")]
+    assert "pipeline" not in COLUMNS and "outside_ms" not in COLUMNS
+    assert [(r["devices"], r["plan"], r["kind"], r["engine"]) for r in rows] == [
+        (p, plan, kind, engine) for p in ("4", "8") for plan in ("slab", "pencil")
+        for kind in ("c2c", "r2c") for engine in ("native", "xla", "auto")]
     ok = [r for r in rows if r["status"] == "ok"]
-    assert len(ok) == (48 if native.available("cpu") else 16), [r["status"] for r in rows]
-    unpiped = {(r["devices"], r["plan"], r["kind"], r["engine"]): r for r in ok
-               if r["pipeline"] == "1"}
+    assert len(ok) == (24 if native.available("cpu") else 8), [r["status"] for r in rows]
     for r in ok:
         assert r["platform"] == "cpu" and r["command"].startswith("python -m benchmarks.per_device")
         assert r["grid"] == {("slab", "4"): "4", ("slab", "8"): "8", ("pencil", "4"): "2x2",
@@ -441,65 +439,51 @@ def test_per_device_benchmark_tiny(tmp_path):
         assert float(r["numpy_err"]) < 1e-5 and float(r["engine_diff"]) < 1e-5, r
         # at least the input and the output; donating the input never costs more
         assert 2 <= float(r["donated_blocks"]) <= float(r["kept_blocks"]) < 8, r
-        if r["pipeline"] == "1":
-            assert r["outside_ms"] == "", r
-            continue
-        # the pieces' bytes add up to the unpipelined exchange's
-        same = unpiped[r["devices"], r["plan"], r["kind"], r["engine"]]
-        assert [float(v) for v in r["exchange_mib"].split(";")] == pytest.approx(
-            [float(v) for v in same["exchange_mib"].split(";")]), r
-        outside = float(r["outside_ms"])
-        if (r["plan"], r["kind"]) == ("pencil", "c2c"):      # windows cover every stage
-            assert outside == 0, r
-        else:
-            assert 0 < outside < math.inf, r
-    for r in ok:
+        # a c2c exchange moves the whole complex64 block (16³/p points), padding aside
+        if r["kind"] == "c2c":
+            assert sum(float(v) for v in r["exchange_mib"].split(";")) >= \
+                float(r["exchanges"]) * float(r["block_mib"]) * (1 - 1e-9), r
         if r["engine"] == "auto":   # lax.fft for the innermost axes first, native for the
             engines = r["fft_engines"].split(", ")      # leading ones; a middle axis: XLA
-            # (a pipelined pencil's fftn reads its first pieces' rows natively)
-            piped_fftn = (r["plan"], r["kind"], r["pipeline"]) == ("pencil", "c2c", "2")
-            assert engines[0] == ("native" if piped_fftn else "xla"), r
-            assert "native" in engines, r
-            # one entry per FFT stage that runs: a slab's window is cut within its
-            # exchange's chunks, its 2-D FFT left whole, pipelined or not
+            assert engines[0] == "xla" and "native" in engines, r
+            # one entry per FFT stage that runs: a slab's 2-D FFT is one
             assert len(engines) == (2 if r["plan"] == "slab" else 3), r
-    assert "| 16³ | 8 | pencil 2x4 | r2c | forward | xla | 1 |" in proc.stdout
-    assert "| 16³ | 8 | pencil 2x4 | r2c | forward | xla | 2 |" in proc.stdout
-    assert (tmp_path / "per_device_cpu.md").read_text().count("| 16³ |") == 48
+    assert "| 16³ | 8 | pencil 2x4 | r2c | forward | xla |" in proc.stdout
+    assert (tmp_path / "per_device_cpu.md").read_text().count("| 16³ |") == 24
     assert {r["direction"] for r in rows} == {"forward"}
 
 
 def test_per_device_backward_programs(tmp_path):
     """`--directions backward`: the plan's inverse on one device of 8 (the complex
-    spectrum in, ifftn / irfftn's block-level math out), pipelined or not, each result
-    equal to numpy's in float64 and to the unpipelined xla engine's; its exchanges carry
-    the bytes the forward's carry; its memory is counted in blocks of its own input,
-    which the model's memory table converts to blocks of the forward input (a real
-    plan's spectrum is a larger block than its real input)."""
+    spectrum in, ifftn / irfftn's block-level math out), each result equal to numpy's in
+    float64 and to the xla engine's; its exchanges carry the bytes the forward's carry;
+    its memory is counted in blocks of its own input, which the model's memory table
+    converts to blocks of the forward input (a real plan's spectrum is a larger block
+    than its real input)."""
     proc, rows = _run_benchmark("per_device", "--platform", "cpu", "--sizes", "16",
                                 "--devices", "8", "--engines", "native", "xla", "--repeats",
-                                "2", "--pipelines", "1", "2", "--directions", "backward",
-                                "forward", out=tmp_path, name="per_device_cpu")
-    from benchmarks import model
+                                "2", "--directions", "backward", "forward", out=tmp_path,
+                                name="per_device_cpu")
+    from benchmarks import model_report
     from pfft.engines import native
     ok = [r for r in rows if r["status"] == "ok"]
-    assert len(ok) == (32 if native.available("cpu") else 16), [r["status"] for r in rows]
+    assert len(ok) == (16 if native.available("cpu") else 8), [r["status"] for r in rows]
     # the one size's forward first, then its backward
-    assert [r["direction"] for r in rows] == ["forward"] * 16 + ["backward"] * 16
-    by = {(r["plan"], r["kind"], r["direction"], r["engine"], r["pipeline"]): r for r in ok}
-    for (plan, kind, direction, engine, k), r in by.items():
+    assert [r["direction"] for r in rows] == ["forward"] * 8 + ["backward"] * 8
+    by = {(r["plan"], r["kind"], r["direction"], r["engine"]): r for r in ok}
+    for (plan, kind, direction, engine), r in by.items():
         assert float(r["numpy_err"]) < 1e-5 and float(r["engine_diff"]) < 1e-5, r
         assert 1 <= float(r["donated_blocks"]) <= float(r["kept_blocks"]) < 8, r
         if direction == "backward":
-            fwd = by[plan, kind, "forward", engine, k]
+            fwd = by[plan, kind, "forward", engine]
             assert r["exchange_mib"] == fwd["exchange_mib"], (r, fwd)
             # the spectrum in: the real plan's block holds 16 x 16 x 9 complex points
             # where the forward's held 16³ real ones (over 8 devices)
             assert float(r["block_mib"]) == pytest.approx(
                 float(fwd["block_mib"]) * (2 * 9 / 16 if kind == "r2c" else 1)), r
-    assert "| 16³ | 8 | slab 8 | c2c | backward | xla | 1 |" in proc.stdout
-    table = model._memory_rows(model.load_per_device(str(tmp_path / "per_device_cpu.csv")),
-                               76 * 2 ** 30)
+    assert "| 16³ | 8 | slab 8 | c2c | backward | xla |" in proc.stdout
+    table = model_report._memory_rows(
+        model_report.load_per_device(str(tmp_path / "per_device_cpu.csv")), 76 * 2 ** 30)
     real = next(t for t in table if t["plan"] == "slab 8" and t["kind"] == "r2c")
     fewest = {}
     for r in ok:
@@ -513,21 +497,24 @@ def test_per_device_backward_programs(tmp_path):
 def test_per_device_stand_in_never_takes_the_pieces_path():
     """The stand-in transport neither shifts nor swaps, so a native CPU engine (which
     could write pieces) runs the all-to-all path the GPU program runs."""
+    import jax
     from benchmarks.per_device import CopyTransport
     from pfft import pieces
     from pfft.engines import native
-    from pfft.engines.choice import BoundEngine
+    from pfft.engines.choice import engine_for_plan
     if not native.available("cpu"):
         pytest.skip("native CPU kernels not built")
-    engine = BoundEngine(native, 1, "cpu", "auto")
-    assert engine.capabilities.pieces and not pieces.enabled(engine, CopyTransport((("x", 4),)))
+    engine = engine_for_plan("native", jax.devices("cpu")[:1], fuse=True)
+    transport = CopyTransport((("x", 4),))
+    assert transport.capabilities.splits
+    assert not (transport.capabilities.shifts or transport.capabilities.swaps)
+    assert not pieces.enabled(engine, transport)
 
 
 def test_model_per_device_arithmetic():
     """The model's figures worked by hand: (1 - 1/p) of each exchange's block at 370 GB/s
     on NVLink inside a node of 8 and 48 GB/s over InfiniBand, whichever side is slower;
-    the overlap of local work and exchanges, modelled for an unpipelined program and
-    from a pipelined one's measured work outside and inside its windows; the largest N³
+    local work and exchanges in series, and their overlap as modelled; the largest N³
     that fits."""
     from benchmarks import model
     mib = 2 ** 20
@@ -537,21 +524,11 @@ def test_model_per_device_arithmetic():
     assert slab["exchange_s"] == [pytest.approx(comm)] and comm == pytest.approx(2.539e-3, 1e-3)
     assert slab["serial_s"] == pytest.approx(3e-3 + comm)
     assert slab["overlap_s"] == pytest.approx(3e-3 + comm / 4)       # local work the longer
-    assert slab["overlap_kind"] == "model" and slab["pipeline"] == 1
-    assert math.isnan(slab["outside_s"])
-    # pipelined in 4: 0.5 ms on the whole block, then 2.5 ms of windows beside the
-    # exchange (the longer by a little), one piece of the windows' work unhidden
-    piped = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
-                                             local_ms=3.0, pipeline="4", outside_ms="0.5"))
-    assert piped["overlap_kind"] == "measured-pipeline" and piped["pipeline"] == 4
-    assert piped["serial_s"] == pytest.approx(3e-3 + comm)
-    assert piped["overlap_s"] == pytest.approx(0.5e-3 + comm + 2.5e-3 / 4)
-    whole = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
-                                             local_ms=3.0, pipeline=4, outside_ms=3.0))
-    assert whole["overlap_s"] == pytest.approx(whole["serial_s"])     # nothing to overlap
-    with pytest.raises(ValueError, match="outside_ms"):
-        model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
-                                         local_ms=3.0, pipeline=4, outside_ms=""))
+    assert set(slab) == {"local_s", "exchange_s", "comm_s", "serial_s", "overlap_s"}
+    # a row of a run from when pfft had pipelined programs: its extra columns ignored
+    old = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
+                                           local_ms=3.0, pipeline="1", outside_ms=""))
+    assert old == slab
     pencil = model.per_device_prediction(dict(grid="2x4", exchange_groups="1;0",
                                               exchange_mib="1024;1024", local_ms=1.0))
     assert pencil["exchange_s"] == pytest.approx([0.75 * 1024 * mib / 370e9,
@@ -580,27 +557,27 @@ def test_model_per_device_arithmetic():
                                          local_ms=1.0))
 
 
-def _per_device_csv(path, local_ms, pipelined=True):
+def _per_device_csv(path, local_ms, legacy=False):
     """A per-device CSV with the rows the anchors need (figures chosen, not measured):
-    unpipelined native and xla rows, and (``pipelined``) a pipelined xla row at 1024³ on
-    8 slabs with 0.5 ms of its local work outside the windows; without ``pipelined``, in
-    the columns of a run from before the pipeline option."""
+    native and xla rows; with ``legacy``, in the columns of a run from when pfft had
+    pipelined programs (``pipeline``, ``outside_ms``), with a pipelined xla row at 1024³
+    on 8 slabs that the reader leaves out."""
     from benchmarks.per_device import COLUMNS
     cases = [(1024, 8, "slab", "8", "0", "8", "1024"),
              (1024, 8, "pencil", "2x4", "1;0", "4;2", "1024;1024"),
              (2048, 256, "slab", "256", "0", "256", "256"),
              (1024, 4, "slab", "4", "0", "4", "2048")]
-    columns = [c for c in COLUMNS if pipelined or c not in ("pipeline", "outside_ms")]
+    columns = COLUMNS + (["pipeline", "outside_ms"] if legacy else [])
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for n, p, plan, grid, groups, sizes, mib in cases:
             runs = [("native", 0.0, 1, ""), ("xla", 1.0, 1, "")]
-            if pipelined and (n, p, plan) == (1024, 8, "slab"):
-                runs.append(("xla", 0.0, 4, 0.5))
+            if legacy and (n, p, plan) == (1024, 8, "slab"):
+                runs.append(("xla", -2.0, 4, 0.5))     # the least local work: left out
             for engine, extra, pieces, outside in runs:
                 local = local_ms + extra
-                writer.writerow({k: "" for k in COLUMNS} | dict(
+                writer.writerow({k: "" for k in columns} | dict(
                     pipeline=pieces, outside_ms=outside, platform="gpu", device="Test GPU 80GB",
                     device_memory_gib="75.6",
                     date="2026-01-02", jax="0.0", command="python -m benchmarks.per_device "
@@ -609,15 +586,17 @@ def _per_device_csv(path, local_ms, pipelined=True):
                     exchanges=len(groups.split(";")),
                     exchange_groups=groups, exchange_sizes=sizes, exchange_mib=mib,
                     ms=local + 0.5, copy_ms=0.4, copies_ms=0.5, local_ms=local,
-                    local_over_copy=local / 0.4, kept_blocks=4.0, donated_blocks=3.0,
-                    engine_diff=0.0, status="ok"))
+                    local_over_copy=local / 0.4, kept_blocks=4.0 - (pieces > 1),
+                    donated_blocks=3.0 - (pieces > 1), engine_diff=0.0, status="ok"))
 
 
 def test_model_per_device_report(tmp_path):
     """`python -m benchmarks.model --per-device CSV --markdown MD --plot PNG`: the header
     names the CSV's machine, date and command; pfft today (the least local work plus the
     modelled exchange) and overlapped beside the published figures; the goal's verdict
-    worked out; without a CSV, the published figures beside the modelled floors."""
+    worked out; a CSV from when pfft had pipelined programs reads the same, its
+    pipelined rows and columns left out; without a CSV, the published figures beside
+    the modelled floors."""
     _per_device_csv(tmp_path / "pd.csv", local_ms=3.0)
     proc = subprocess.run([sys.executable, "-m", "benchmarks.model", "--per-device",
                            str(tmp_path / "pd.csv"), "--markdown", str(tmp_path / "m.md"),
@@ -629,32 +608,27 @@ def test_model_per_device_report(tmp_path):
     assert text.startswith("*Measured on Test GPU 80GB (75.6 GiB for XLA), jax 0.0, 2026-01-02: "
                            "`python -m benchmarks.per_device --platform gpu`.")
     today, comm = 3.0 + 7 / 8 * 2 ** 30 / 370e9 * 1e3, 7 / 8 * 2 ** 30 / 370e9 * 1e3
-    piped = 0.5 + comm + 2.5 / 4         # outside the windows, then the exchange the longer
-    assert (f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | {piped:.2f} "
-            f"(slab 8, xla, pipeline 4) | {3.0 + comm / 4:.2f} |") in text
+    lap = 3.0 + comm / 4                 # the local work the longer, 1/4 of the exchange
+    assert (f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | {lap:.2f} | "
+            f"{today / 4.5:.2f} |") in text
     assert f"Predicted today: {today:.2f} ms (slab 8, native" in text
     assert "in series): **not met**" in text
-    assert f"Pipelined: {piped:.2f} ms (slab 8, xla, pipeline 4: " in text
-    assert "0.50 ms of it outside the windows" in text and "modelled): **met**" in text
+    assert f"{lap:.2f} ms (slab, native): **met**" in text
     assert "one GPU cannot show whether XLA" in text
-    assert (f"| {today:.2f} | {3.0 + comm / 4:.2f} | {piped:.2f} | xla, pipeline 4: 3.00 local "
-            f"(0.50 outside windows), {today:.2f} in series |") in text
-    assert "| 1024³ | 8 | slab 8 | c2c | forward | xla | 4 |" in text
+    assert "| 1024³ | 8 | slab 8 | c2c | forward | xla | 1024 |" in text
+    assert "pipeline" not in text.lower()
     for header in ("(ms, measured)", "(ms, modelled)", "(blocks, measured)",
                    "pfft today (ms): local measured",
-                   "pfft pipelined: local measured, overlap modelled (ms)"):
+                   "overlapped: local work beside all-to-alls, modelled (ms)"):
         assert header in text, header
     assert (tmp_path / "m.png").stat().st_size > 1000
-    # a run from before the pipeline option: unpipelined, the pipelined column not measured
-    from benchmarks import model
-    _per_device_csv(tmp_path / "old.csv", local_ms=3.0, pipelined=False)
-    old = model.per_device_report(str(tmp_path / "old.csv"))
-    assert "| 1024³ | 8 | slab 8 | c2c | forward | xla | 1 |" in old
-    assert (f"| cuFFTMp | 1024³ | 8 | 4.5 | {today:.2f} | slab 8, native | not measured | "
-            f"{3.0 + comm / 4:.2f} |") in old
-    assert "Pipelined: not measured (no run with a pipeline above 1). Overlapped" in old
-    assert f"{3.0 + comm / 4:.2f} ms (slab, native): **met**" in old
-    model.per_device_plot(str(tmp_path / "old.csv"), str(tmp_path / "old.png"))
+    from benchmarks import model_report
+    _per_device_csv(tmp_path / "old.csv", local_ms=3.0, legacy=True)
+    assert len(model_report.load_per_device(str(tmp_path / "old.csv"))) == 8
+    old = model_report.per_device_report(str(tmp_path / "old.csv"))
+    new = model_report.per_device_report(str(tmp_path / "pd.csv"))
+    assert old == new and "4.00 (native) / 3.00 (native)" in old
+    model_report.per_device_plot(str(tmp_path / "old.csv"), str(tmp_path / "old.png"))
     assert (tmp_path / "old.png").stat().st_size > 1000
     bare = subprocess.run([sys.executable, "-m", "benchmarks.model", "--markdown",
                            str(tmp_path / "none.md")], cwd=ROOT, capture_output=True, text=True,
@@ -693,44 +667,136 @@ def test_per_device_marks_what_does_not_fit_or_is_late(monkeypatch):
     assert per_device.failures(fit + tiny + late) == []
 
 
-def test_per_device_pipelines_only_the_engines_asked():
-    """``--pipelined-engines auto`` (what benchmarks/gpu.sh passes to fit its budget):
-    every engine unpipelined, only ``auto`` pipelined as well."""
-    from benchmarks import per_device
-    got = per_device.cases([16], [4, 8], ["slab"], ["c2c"], ["native", "xla", "auto"], [1, 4],
-                           ["auto"])
-    assert [(c.devices, c.engine, c.pipeline) for c in got] == [
-        (p, e, k) for p in (4, 8) for e, k in (("native", 1), ("xla", 1), ("auto", 1),
-                                               ("auto", 4))]
-    assert len(per_device.cases([16], [4], ["slab"], ["c2c"], ["native", "xla"], [1, 4])) == 4
+# -- the one timing harness (benchmarks/common.py) ----------------------------------------
+class _Clock:
+    """A clock that advances only when a candidate runs: each call of a candidate adds
+    its cost, so the harness's figures are known exactly."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.log = []
+
+    def __call__(self):
+        return self.now
+
+    def candidate(self, name, costs):
+        """A candidate whose k-th call costs ``costs[k % len(costs)]``."""
+        count = [0]
+
+        def call():
+            self.now += costs[count[0] % len(costs)]
+            count[0] += 1
+            self.log.append(name)
+            return name
+        return call
 
 
-def test_chunk_copies_benchmark_tiny(tmp_path):
-    """`python -m benchmarks.chunk_copies --platform cpu` at 32³ over 8 devices in 4
-    pieces: one row per distinct chunk copy of the slab's and pencil's pipelined
-    programs (forward and backward), each a take or a put whose geometry holds its
-    piece, made as many times as the window has pieces, timed (native, XLA's copy of
-    the same points, a plain copy) and checked equal to XLA's."""
-    from pfft.engines import native
-    if not native.available("cpu"):
-        pytest.skip(f"native CPU engine: {native.unavailable_reason('cpu')}")
-    proc, rows = _run_benchmark("chunk_copies", "--platform", "cpu", "--sizes", "32",
-                                "--devices", "8", "--pipelines", "4", "--repeats", "2",
-                                out=tmp_path, name="chunk_copies_cpu")
-    from benchmarks.chunk_copies import COLUMNS
-    assert rows and list(rows[0]) == COLUMNS
-    copies = {r["copy"] for r in rows}
-    assert copies == {"take", "put"}, copies
-    for r in rows:
-        assert r["status"] == "ok", r
-        outer, chunks, width, inner = (int(r[k]) for k in ("outer", "chunks", "width", "inner"))
-        item = 8                                    # complex64
-        assert float(r["piece_mib"]) * 2 ** 20 == outer * chunks * width * inner * item, r
-        assert int(r["row_bytes"]) == width * inner * item, r
-        assert r["calls"] == "4", r                 # one copy a piece
-        for key in ("native_ms", "xla_ms", "plain_ms"):
-            assert 0 < float(r[key]) < math.inf, r
-    programs = "; ".join(r["programs"] for r in rows)
-    for name in ("slab k=4", "slab k=4 bwd", "pencil k=4", "pencil k=4 bwd"):
-        assert f"32³/8 {name}" in programs, programs
-    assert "| copy | outer | chunks |" in proc.stdout
+def test_harness_alternates_candidates_and_takes_the_median_of_the_repeats():
+    """`timings` warms each candidate up, then runs them alternately, each the same
+    number of times (one call each per repeat, in the order given); `compare` gives
+    the median of each one's repeats, not of its warm-up calls."""
+    from benchmarks import common
+    clock = _Clock()
+    a = clock.candidate("a", [100.0, 1.0, 5.0, 3.0, 2.0, 4.0])   # the first: the warm-up
+    b = clock.candidate("b", [7.0, 10.0, 30.0, 20.0, 50.0, 40.0])
+    times = common.timings([a, b], repeats=5, warmup=1, clock=clock)
+    assert clock.log == ["a", "b"] + ["a", "b"] * 5               # warm-ups, then alternated
+    assert times == [[1.0, 5.0, 3.0, 2.0, 4.0], [10.0, 30.0, 20.0, 50.0, 40.0]]
+    clock.log.clear()
+    assert common.compare(clock.candidate("a", [9.0, 1.0, 5.0, 3.0, 2.0, 4.0]),
+                          clock.candidate("b", [9.0, 10.0, 30.0, 20.0, 60.0]),
+                          repeats=4, warmup=1, clock=clock) == [2.5, 25.0]
+    assert clock.log.count("a") == clock.log.count("b") == 5
+    clock.log.clear()
+    (t,) = common.compare(clock.candidate("c", [2.0]), repeats=3, warmup=0, calls=4,
+                          clock=clock)
+    assert t == 2.0 and clock.log == ["c"] * 12                   # 4 calls a repeat, mean
+
+
+def test_harness_budget_batches_barriers_and_reductions():
+    """More repeats for fast candidates within a budget (from one timed round after the
+    warm-up), batches of back-to-back calls for short ones, and the MPI wrapper's
+    barrier before each call and reduction of each time (the slowest rank's)."""
+    from benchmarks import common
+    clock = _Clock()
+    fast, slow = clock.candidate("fast", [0.01]), clock.candidate("slow", [0.02])
+    times = common.timings([fast, slow], repeats=3, budget=1.0, clock=clock)
+    assert [len(t) for t in times] == [33, 33]                  # 1 s / 0.03 s a round
+    assert times[0] == pytest.approx([0.01] * 33) and times[1] == pytest.approx([0.02] * 33)
+    assert clock.log.count("fast") == clock.log.count("slow") == 1 + 1 + 33
+    clock.log.clear()
+    capped = common.timings([clock.candidate("x", [1e-6])], repeats=3, budget=1.0,
+                            max_repeats=7, warmup=0, clock=clock)
+    assert len(capped[0]) == 7
+    clock.log.clear()
+    short, long = clock.candidate("short", [0.5e-3]), clock.candidate("long", [0.1])
+    times = common.timings([short, long], repeats=2, warmup=0, batch_s=2e-3, clock=clock)
+    # one timed call each, then 4 calls a repeat for the short one, 1 for the long one
+    assert clock.log.count("short") == 1 + 2 * 4 and clock.log.count("long") == 1 + 2
+    assert times == [pytest.approx([0.5e-3] * 2), pytest.approx([0.1] * 2)]
+    events, clock = [], _Clock()
+    times = common.timings([clock.candidate("y", [1.0])], repeats=2, warmup=0, clock=clock,
+                           before=lambda: events.append("barrier"),
+                           reduce=lambda t: events.append(t) or 3 * t)
+    assert events == ["barrier", 1.0, "barrier", 1.0] and times == [[3.0, 3.0]]
+
+
+def test_harness_waits_for_device_results():
+    """The harness waits for each timed call's JAX result (`block`) and times host
+    calls (numpy, None) as they return; `median_time`, `paired_medians` and
+    `faults_per_call` are views of it."""
+    import jax.numpy as jnp
+    import numpy as np
+    from benchmarks import common
+    waited = []
+
+    class Result:
+        def block_until_ready(self):
+            waited.append(1)
+            return self
+
+    (t,) = common.compare(lambda: Result(), repeats=3, warmup=2)
+    assert len(waited) == 5 and t >= 0
+    assert common.block(None) is None
+    assert common.median_time(lambda x: jnp.sin(x), jnp.ones(8), repeats=3) > 0
+    a, b = common.paired_medians(np.sin, np.ones(8), jnp.cos, jnp.ones(8), repeats=3,
+                                 budget=0.0)
+    assert a > 0 and b > 0
+    assert common.faults_per_call(lambda x: np.ones(1 << 16) + x, 1.0, calls=3) >= 0
+
+
+def test_no_benchmark_has_a_timing_loop_of_its_own():
+    """Every benchmark times through benchmarks/common.py's harness: no other module reads
+    `time.perf_counter` or waits for results in a loop of its own."""
+    offenders = []
+    for folder, _, files in os.walk(os.path.join(ROOT, "benchmarks")):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not name.endswith(".py") or path.endswith(os.path.join("benchmarks", "common.py")):
+                continue
+            text = open(path).read()
+            offenders += [f"{path}: {word}" for word in ("perf_counter", "process_time",
+                                                         ".block_until_ready()") if word in text]
+    assert offenders == []
+
+
+def test_rendering_is_apart_from_running():
+    """`python -m benchmarks report`'s modules (the suite's tables and figures, the
+    model's report) import without JAX or pfft, the suite's and the model's running
+    modules hold no rendering, and no module of the split is over 500 lines."""
+    code = ("import sys; import benchmarks.suite_report, benchmarks.suite_plots, "
+            "benchmarks.model_report, benchmarks.model; "
+            "assert not {'jax', 'pfft'} & set(sys.modules), sorted(sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    from benchmarks.__main__ import REPORTERS
+    assert "suite_report" in REPORTERS and "model_report" in REPORTERS
+    assert "suite" not in REPORTERS and "model" not in REPORTERS
+    for name in ("suite", "suite_report", "suite_plots", "suite_peers", "model",
+                 "model_report", "per_device", "device_program"):
+        with open(os.path.join(ROOT, "benchmarks", f"{name}.py")) as f:
+            text = f.read()
+        assert text.count("\n") <= 500, name
+        if name in ("suite", "model", "per_device"):
+            assert "def report(" not in text and "savefig" not in text, name

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 
 flags = os.environ.get("XLA_FLAGS", "")
 if "xla_force_host_platform_device_count" not in flags:
@@ -32,15 +30,15 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
+# the benchmarks' one timing harness (benchmarks/common.py: the standard library only,
+# so it imports in this environment too, from the checkout this script is in)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from benchmarks.common import median_time  # noqa: E402
+
 
 def median_ms(fn, x, repeats: int) -> float:
-    fn(x).block_until_ready()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(x).block_until_ready()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    """Median ms of ``fn(x)`` after a warm-up call (:func:`benchmarks.common.median_time`)."""
+    return 1e3 * median_time(fn, x, repeats=repeats)
 
 
 def main(argv=None) -> None:
