@@ -1,7 +1,10 @@
-# make demo : create $(VENV), install pfft (editable: pip builds its CPU kernels), run a
-#             128^3 FFT on 8 simulated CPU devices
+# make demo : create $(VENV) with what the demo needs only (jax, and pfft editable: pip
+#             builds its CPU kernels once, for this CPU), run a 128^3 FFT on 8 simulated
+#             CPU devices: about 2 minutes on 2 idle cores, each step saying what it does.
+#             Where `make test` made $(VENV) already, the demo runs in it as it is.
 # make test : create $(VENV), install everything the suite needs (pfft editable with its
-#             kernels, MPI from the mpich wheel, mpi4py, mpi4jax), run the whole suite,
+#             portable kernels, the test and docs tools, MPI from the mpich wheel, mpi4py,
+#             mpi4jax), run the whole suite,
 #             with JAX's deprecation warnings as errors (STRICT_DEPRECATIONS=0: not)
 # make test-oldest: the same in .venv-oldest with the oldest jax pfft supports (pinned by
 #             .ci/oldest.txt, pyproject.toml's lower bound), on OLDEST_PYTHON: the
@@ -20,8 +23,9 @@
 # make figures: draw docs/figures/*.png again, from pfft's plans and docs/data/
 # pfft is installed with `pip install --no-build-isolation -e .`: scikit-build-core
 #             compiles the CPU kernels (kernels/CMakeLists.txt) into build/<wheel tag>/
-#             and rebuilds them on import when their sources change. A failed kernel
-#             build fails the install, so `make demo` and `make test` fail with it.
+#             (make demo: build/demo-<wheel tag>/, for this CPU only) and rebuilds them
+#             on import when their sources change. A failed kernel build fails the
+#             install, so `make demo` and `make test` fail with it.
 # make kernels: for developers, the kernels under kernels/build/ without pip (MARCH=native
 #             for this CPU only; docs/engines.md). The GPU engine is built there by
 #             `make test` too, where there is a GPU (a failure is an error) and where
@@ -41,7 +45,7 @@ OLDEST_PYTHON ?= python3.11
 OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff_meshes.py \
 	tests/test_r2r_autodiff.py tests/test_shift.py tests/test_swap.py tests/test_layouts.py \
 	tests/test_engines.py tests/test_fftn.py tests/test_platforms.py tests/test_versions.py \
-	tests/test_pipeline.py \
+	tests/test_memory.py \
 	tests/test_x64_off.py
 TESTS  ?= tests
 # what `make test` installs and builds before the tests (test-oldest: pfft alone)
@@ -58,6 +62,7 @@ MPI4JAX_ENV := PATH="$(abspath $(BIN)):$$PATH" MPI4JAX_NO_WARN_JAX_VERSION=1 \
 # the venv, made again where another Python made it (make test PYTHON=...)
 $(VENV)/.python-$(PY_VERSION):
 	@[ -n "$(PY_VERSION)" ] || { echo "PYTHON=$(PYTHON) does not run"; exit 1; }
+	@echo "== making $(VENV) with $(PYTHON) ($(PY_VERSION)) and updating its pip (a few seconds)"
 	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" != "$(PY_VERSION)" ]; then \
 		echo "$(VENV) was made by another Python: making it again with $(PYTHON) ($(PY_VERSION))"; \
 		rm -rf $(VENV); fi
@@ -69,21 +74,51 @@ $(VENV)/.python-$(PY_VERSION):
 # Without build isolation, so that the editable install can rebuild them on import;
 # its build requirements (pyproject.toml) come first.
 $(VENV)/.core: pyproject.toml $(CONSTRAINTS) $(VENV)/.python-$(PY_VERSION)
+	@echo "== installing jax and pfft's build tools (about 20 seconds)"
 	command -v cmake >/dev/null || $(PIP) cmake
 	command -v ninja >/dev/null || $(PIP) ninja
 	$(PIP) "scikit-build-core>=0.11" jax
+	@echo "== installing pfft with its test and docs tools; pip compiles the portable CPU" \
+	      "kernels (2 C++ sources for x86-64-v2 and -v3, about 1 GB of memory each): about" \
+	      "3 minutes on 2 cores"
 	$(PIP) --no-build-isolation -e ".[test,docs]"
+	touch $@
+
+# make demo: jax and pfft alone, its CPU kernels compiled once, for this CPU: CMake's
+# PFFT_MARCH (kernels/CMakeLists.txt) makes one libpfft_cpu.so, which pfft loads first
+# where it is there. On x86-64 it is this CPU's level (pfft/engines/_cpu_features.py):
+# x86-64-v3 (AVX2) or -v2, the code of the wheel's library pfft would load here (-v1
+# CPUs: native); elsewhere the compiler's default, as the wheels. In a CMake folder of
+# its own: build/<wheel tag> keeps the portable set that `make test` and the wheels
+# (tests/test_wheel.py) build.
+DEMO_MARCH = $(shell $(PYTHON) -c 'import importlib.util as u; \
+	s = u.spec_from_file_location("cpu", "pfft/engines/_cpu_features.py"); \
+	m = u.module_from_spec(s); s.loader.exec_module(m); level = m.x86_level(); \
+	print(("x86-64-v%d" % level if level >= 2 else "native") if m.is_x86_64() else "")')
+DEMO_BUILD = -C cmake.define.PFFT_MARCH=$(DEMO_MARCH) -C "build-dir=build/demo-{wheel_tag}"
+$(VENV)/.demo: pyproject.toml $(CONSTRAINTS) $(VENV)/.python-$(PY_VERSION)
+	@echo "== installing jax and pfft's build tools (about 20 seconds)"
+	command -v cmake >/dev/null || $(PIP) cmake
+	command -v ninja >/dev/null || $(PIP) ninja
+	$(PIP) "scikit-build-core>=0.11" jax
+	@echo "== installing pfft; pip compiles its CPU kernels once, for this CPU" \
+	      "(-march=$(or $(DEMO_MARCH),default); 2 C++ sources, about 1 GB of memory each):" \
+	      "about a minute on 2 cores"
+	$(PIP) --no-build-isolation -e . $(DEMO_BUILD)
 	touch $@
 
 # docs/mpi.md#install: what `pip install "pfft[mpi]"` installs, then mpi4jax
 $(VENV)/.mpi: $(VENV)/.core
+	@echo "== installing MPI (the mpich and mpi4py wheels) and building mpi4jax (a minute or two)"
 	$(PIP) mpich mpi4py nanobind cython setuptools wheel
 	$(MPI4JAX_ENV) $(PIP) --no-build-isolation mpi4jax
 	touch $@
 
 install: $(VENV)/.mpi
 
-demo: $(VENV)/.core
+# the venv `make test` made where there is one, else the demo's own
+demo: $(if $(wildcard $(VENV)/.core),$(VENV)/.core,$(VENV)/.demo)
+	@echo "== running the demo (a few seconds)"
 	$(BIN)/python -m benchmarks.demo
 
 # as kernels/Makefile finds nvcc; a GPU is one `nvidia-smi -L` lists

@@ -10,6 +10,7 @@ and place the result where ``out_sharding`` asks.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Sequence
 
 import jax
@@ -24,7 +25,7 @@ from .grid import mesh_shape_of
 from .inputs import as_array, prepare, resize, start_layout
 from .inverse import inverse as run_inverse
 from .layout import default_layout, names_of
-from .plan import Plan, get_plan
+from .plan import Plan, ReplicationWarning, get_plan, idle_mesh_axes_text
 from .sharding import mesh_of, place, place_output, spec_of
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
@@ -173,12 +174,25 @@ def device_put(x, mesh: Mesh | None, *, axes: Sequence[int] | None = None) -> ja
         A 1-D or 2-D mesh (``None``: the default device).
     axes
         The axes that will be transformed (default: all, as in the transforms).
+
+    Warns
+    -----
+    ReplicationWarning
+        Where a mesh axis splits no dimension of ``x`` (none has a length its devices
+        can share out evenly): ``x`` is then replicated over it, and its devices
+        would repeat each other's work. The warning names the mesh axis, ``x``'s
+        shape and what to do.
     """
     x = as_array(x)
     axes = normalize_axes(axes, x.ndim, "device_put")
     if mesh is None:
         return jax.device_put(x)
-    layout = default_layout(x.shape, axes, mesh_shape_of(mesh))
+    mesh_shape = mesh_shape_of(mesh)
+    layout = default_layout(x.shape, axes, mesh_shape)
+    idle = layout.unused_mesh_axes
+    if idle and x.size:
+        warnings.warn(f"pfft.device_put: {idle_mesh_axes_text(x.shape, mesh_shape, idle)}",
+                      ReplicationWarning, stacklevel=2)
     return place(x, layout.sharding(mesh))
 
 

@@ -27,13 +27,26 @@ The interface (implemented by :class:`pfft.core.Transform`, for both transports)
 """
 from __future__ import annotations
 
+import contextlib
+import math
+import os
+import warnings
 from dataclasses import dataclass
 
 import jax
 import jax.extend.core as jex_core
 from jax.interpreters import ad, batching, mlir
 
-__all__ = ["Variant", "apply"]
+__all__ = ["Variant", "apply", "warn_if_differentiated_outside_mesh",
+           "explain_mesh_context_errors", "caller_stacklevel", "MESH_CONTEXT_FIX"]
+
+# what to do where JAX differentiates an Explicit-axes array outside jit and outside a
+# mesh context (its error names only jit: "enter your `jit` into a mesh context")
+MESH_CONTEXT_FIX = ("wrap the call in `with jax.set_mesh(mesh):` (mesh: the array's mesh, "
+                    "e.g. pfft.make_mesh(8)), or jit it: `jax.jit(jax.grad(f))(x)`. Outside "
+                    "jit, JAX differentiates arrays on a mesh with Explicit axes (pfft.make_mesh's "
+                    "and jax.make_mesh's default) only inside a mesh context: it makes the "
+                    "scalar that starts the backward pass on the mesh it finds there")
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,103 @@ transform_p = jex_core.Primitive("pfft_transform")
 
 def apply(x, transform, variant: Variant):
     """Apply ``transform``'s ``variant`` to ``x`` (differentiable, batchable, jittable)."""
-    return transform_p.bind(x, transform=transform, variant=variant)
+    with explain_mesh_context_errors():
+        return transform_p.bind(x, transform=transform, variant=variant)
+
+
+def _differentiated_eagerly(x) -> bool:
+    """Whether ``x`` is being differentiated for a VJP (``jax.grad``, ``jax.vjp``)
+    outside ``jit``: a linearizing tracer whose innermost value (under any ``vmap``)
+    is a concrete array rather than a ``jit`` trace's tracer."""
+    linearized = False
+    while isinstance(x, jax.core.Tracer):
+        name = type(x).__name__
+        if name in ("LinearizeTracer", "JVPTracer"):
+            # JVPTracer: jax.jvp, or a VJP where JAX linearizes by JVP and partial
+            # evaluation (its tangent is then a JaxprTracer)
+            linearized |= (name == "LinearizeTracer"
+                           or type(getattr(x, "tangent", None)).__name__ == "JaxprTracer")
+            x = getattr(x, "primal", None)
+        elif name == "BatchTracer":
+            x = getattr(x, "val", None)
+        else:
+            return False                       # a jit trace, or a tracer pfft cannot see into
+    return linearized and isinstance(x, jax.Array)
+
+
+def _explicit_mesh_of(x):
+    """The mesh of ``x``'s type where it has Explicit axes over several devices, else
+    ``None``."""
+    try:
+        mesh = jax.typeof(x).sharding.mesh
+    except AttributeError:                     # pragma: no cover - other jax versions
+        return None
+    types = getattr(mesh, "axis_types", ())
+    if not any(t == jax.sharding.AxisType.Explicit for t in types) or _size(mesh) <= 1:
+        return None
+    return mesh
+
+
+def _size(mesh) -> int:
+    return math.prod(dict(mesh.shape).values())
+
+
+def _in_mesh_context() -> bool:
+    try:
+        return not jax.sharding.get_abstract_mesh().empty
+    except AttributeError:                     # pragma: no cover - other jax versions
+        return True
+
+
+def warn_if_differentiated_outside_mesh(x) -> None:
+    """Warn where ``x`` (a plan's input) is an Explicit-axes array differentiated by
+    ``jax.grad``/``jax.vjp`` outside ``jit`` and outside a mesh context: ``jax.grad``
+    then fails in JAX's own code, after pfft's transform, with an error that does not
+    say how to fix it (the warning comes first, pointing at the caller's line)."""
+    if not _differentiated_eagerly(x) or _in_mesh_context():
+        return
+    mesh = _explicit_mesh_of(x)
+    if mesh is None:
+        return
+    warnings.warn(f"pfft: differentiating (jax.grad, jax.vjp) an array on the Explicit-axes mesh "
+                  f"{dict(mesh.shape)} outside jax.jit and outside a mesh context: jax.grad then "
+                  f"fails in JAX as it starts the backward pass (\"Length of device assignment "
+                  f"1 is not equal to the size of the mesh {_size(mesh)} ...\"). To differentiate, "
+                  f"{MESH_CONTEXT_FIX}.", UserWarning, stacklevel=caller_stacklevel())
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside pfft (the code that called it), so
+    that a warning points there and shows once per calling line."""
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _is_mesh_context_error(err: BaseException) -> bool:
+    text = str(err)
+    return "set_mesh" in text and ("mesh context" in text or "device assignment" in text)
+
+
+@contextlib.contextmanager
+def explain_mesh_context_errors():
+    """Re-raise JAX's error for an Explicit-axes array used outside a mesh context
+    ("... enter your `jit` into a mesh context via `jax.set_mesh`"), raised where pfft
+    traces or applies a transform, as a ``ValueError`` that says how to fix it (JAX's
+    error chained)."""
+    try:
+        yield
+    except ValueError as err:
+        if not _is_mesh_context_error(err) or str(err).startswith("pfft:"):
+            raise
+        raise ValueError(f"pfft: JAX refused to run a transform of an array on an Explicit-axes "
+                         f"mesh outside a mesh context (its error is chained below). This "
+                         f"happens when differentiating outside jax.jit: {MESH_CONTEXT_FIX}."
+                         ) from err
 
 
 def _impl(x, *, transform, variant):

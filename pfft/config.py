@@ -17,6 +17,13 @@ _PACKAGES = ("pfft", "jax", "jaxlib", "numpy", "mpi4py", "mpi4jax")
 _MPI4JAX_HINT = "pip install --no-build-isolation mpi4jax (docs/mpi.md#install)"
 # JAX's variables that change what pfft runs on (pfft's own: pfft.settings)
 _JAX_ENV = ("XLA_FLAGS", "JAX_PLATFORMS")
+# under the devices where JAX has one CPU device: how to simulate several
+CPU_DEVICES_HINT = [
+    "  one CPU device: to simulate 8 (pfft distributes over several), set",
+    "  XLA_FLAGS=--xla_force_host_platform_device_count=8 before starting Python, or call",
+    "  jax.config.update(\"jax_num_cpu_devices\", 8) before JAX starts (before the first",
+    "  jax.devices() call or array)",
+]
 
 
 def _version(package: str) -> str:
@@ -38,6 +45,8 @@ def _devices() -> list[str]:
             continue
         kinds = sorted({d.device_kind for d in devs})
         lines.append(f"{backend}: {len(devs)} device(s), {', '.join(kinds)}")
+        if backend == "cpu" and len(devs) == 1 and jax.default_backend() == "cpu":
+            lines += CPU_DEVICES_HINT
     return lines
 
 
