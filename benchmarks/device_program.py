@@ -30,12 +30,12 @@ import numpy as np
 from jax import lax
 
 from pfft.autodiff import FORWARD, Variant
-from pfft.core import PlanCore
+from pfft.plan_core import PlanCore
 from pfft.engines import native
 from pfft.engines.choice import PerStageEngine, engine_for_plan
 from pfft.grid import dims_create
 from pfft.interfaces import TransportCapabilities
-from pfft.planner import Chain
+from pfft.chain_search import Chain
 from pfft.stages import Exchange, LocalFFT, RealFFT
 
 __all__ = ["CopyTransport", "transfer", "block_math", "program", "exchange_bytes",

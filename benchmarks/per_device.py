@@ -63,10 +63,10 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pfft.autodiff import BACKWARD, FORWARD, Variant  # noqa: E402
-from pfft.core import PlanCore  # noqa: E402
+from pfft.plan_core import PlanCore  # noqa: E402
 from pfft.engines.choice import PerStageEngine  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
-from pfft.planner import Chain  # noqa: E402
+from pfft.chain_search import Chain  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
 
 from .common import first_device, median_time, write_results  # noqa: E402

@@ -4,7 +4,7 @@
 
 The figure is drawn from pfft's own plan objects, not by hand: for a slab (4 devices)
 and a pencil (2x2) grid, and for ``fftn`` and ``rfftn`` of an 8x8x8 array, each panel is
-the layout (:meth:`pfft.planner.Chain.layouts`) after a local transform, its cells
+the layout (:meth:`pfft.chain_search.Chain.layouts`) after a local transform, its cells
 coloured by the device JAX places them on (the layout's ``NamedSharding``). The halved
 axis of ``rfftn`` shrinks from 8 to 5 points. The text the panels stand for (each
 chain's layouts and stages, as ``print(plan)`` writes them) is stored in the PNG's

@@ -10,8 +10,9 @@ from .api import (device_put, fft, fft2, fftn, hfft, ifft, ifft2, ifftn, ihfft, 
 from .config import show_config
 from .grid import dims_create, make_mesh
 from .layout import Layout
-from .plan import Plan, clear_plan_cache, plan_cache_info, set_plan_cache_size
-from .planning import plan
+from .mesh_plan import (Plan, ReplicationWarning, clear_plan_cache, plan_cache_info,
+                        set_plan_cache_size)
+from .make_plan import plan
 from .r2r import dctn, dstn, idctn, idstn
 from .tuning import tune
 from .wisdom import forget_wisdom, load_wisdom, save_wisdom
@@ -23,7 +24,7 @@ __version__ = "0.1.0"
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
            "fft2", "ifft2", "rfft2", "irfft2", "fftshift", "ifftshift", "device_put",
            "dctn", "idctn", "dstn", "idstn",
-           "make_mesh", "dims_create", "plan", "Plan",
+           "make_mesh", "dims_create", "plan", "Plan", "ReplicationWarning",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
            "tune", "save_wisdom", "load_wisdom", "forget_wisdom",
            "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral", "show_config",

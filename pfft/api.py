@@ -25,7 +25,7 @@ from .grid import mesh_shape_of
 from .inputs import as_array, prepare, resize, start_layout
 from .inverse import inverse as run_inverse
 from .layout import default_layout, names_of
-from .plan import Plan, ReplicationWarning, get_plan, idle_mesh_axes_text
+from .mesh_plan import Plan, ReplicationWarning, get_plan, idle_mesh_axes_text
 from .sharding import mesh_of, place, place_output, spec_of
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",

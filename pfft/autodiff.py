@@ -1,6 +1,6 @@
 """A plan's transform as one linear JAX primitive, with all of its rules in one place.
 
-``transform_p`` applies a plan's :class:`~pfft.core.Transform` (an immutable, hashable
+``transform_p`` applies a plan's :class:`~pfft.plan_core.Transform` (an immutable, hashable
 description with the small interface below; the primitive never holds the plan
 object itself, so jit's caches keep no plan alive) in one of its variants to one
 device's block: inside ``shard_map`` for the XLA transport, on
@@ -16,7 +16,7 @@ need autodiff rules of their own):
   the interior bins, following ``jax.numpy.fft``'s own rules.
 - Batching (``vmap``): the same plan with a leading batch axis.
 
-The interface (implemented by :class:`pfft.core.Transform`, for both transports)::
+The interface (implemented by :class:`pfft.plan_core.Transform`, for both transports)::
 
     t.is_real                    -> bool
     t.apply(block, variant)      -> traceable implementation on a local block

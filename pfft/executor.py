@@ -33,7 +33,7 @@ from jax import lax
 from . import pieces as pieces_path
 from .engines import xla as xla_engine
 from .interfaces import Engine
-from .planner import Chain
+from .chain_search import Chain
 from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter
 from .transports import xla as xla_transport
 

@@ -1,5 +1,5 @@
-"""A small thread-safe LRU cache: the plan caches of :mod:`pfft.plan` and :mod:`pfft.mpi`,
-and :data:`pfft.plan.FORWARDS`."""
+"""A small thread-safe LRU cache: the plan caches of :mod:`pfft.mesh_plan` and :mod:`pfft.mpi`,
+and :data:`pfft.mesh_plan.FORWARDS`."""
 from __future__ import annotations
 
 import collections

@@ -19,7 +19,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from .arguments import check_orthogonalize, check_overwrite_x, normalize_axes, r2r_dtype
 from .inputs import as_array, prepare, resize, start_layout
 from .inverse import inverse as run_inverse
-from .plan import get_plan
+from .mesh_plan import get_plan
 from .sharding import place_output
 
 __all__ = ["dctn", "idctn", "dstn", "idstn"]

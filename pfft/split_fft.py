@@ -43,7 +43,7 @@ from .arguments import complex_dtype
 from .blocks import blocks_of
 from .grid import mesh_shape_of
 from .layout import default_layout, layout_from_spec, names_of, split_entry
-from .planner import build_chain
+from .chain_search import build_chain
 from .sharding import is_explicit, is_tracer, mesh_of, place, spec_of
 from .stages import Gather
 

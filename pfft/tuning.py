@@ -21,10 +21,10 @@ from jax.sharding import Mesh
 
 from . import wisdom
 from .arguments import check_plan_kinds
-from .core import plan_arguments
+from .plan_core import plan_arguments
 from .grid import make_mesh, mesh_shape_of
 from .layout import default_layout
-from .plan import get_plan
+from .mesh_plan import get_plan
 
 __all__ = ["tune", "candidate_grids", "time_candidates", "time_forward", "problem_arguments",
            "problem_candidates", "problem_name", "random_input", "check_budget", "Progress"]

@@ -57,7 +57,7 @@ CASES = ([(name, mesh, SHAPE) for name in TRANSFORMS for mesh in MESHES]
          + [(name, "pencil", UNEVEN) for name in ("fftn", "rfftn", "irfftn")])
 
 
-@pytest.mark.filterwarnings("ignore::pfft.plan.ReplicationWarning")     # the uneven plans
+@pytest.mark.filterwarnings("ignore::pfft.mesh_plan.ReplicationWarning")     # the uneven plans
 @pytest.mark.parametrize("kind", ["explicit", "auto"])
 @pytest.mark.parametrize("name, mesh_name, shape", CASES, ids=str)
 def test_derivatives_and_vmap_match_one_device(name, mesh_name, shape, kind):

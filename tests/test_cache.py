@@ -91,7 +91,7 @@ def test_cache_is_bounded_and_memory_stays_flat():
 
 
 def test_an_evicted_plan_is_freed_after_it_ran():
-    """The primitive carries the plan's immutable description (pfft.core.Transform),
+    """The primitive carries the plan's immutable description (pfft.plan_core.Transform),
     not the plan: after a plan ran (eagerly, jitted, differentiated), jit's caches do
     not keep it alive once the plan cache lets it go."""
     mesh = pfft.make_mesh((2, 2))

@@ -509,7 +509,7 @@ def test_plans_on_the_per_stage_engine_match_numpy_and_say_which_engine_runs(gri
     leading axis."""
     import sys
     cpu = jax.devices("cpu")
-    monkeypatch.setattr(sys.modules["pfft.plan"], "engine_for_plan",
+    monkeypatch.setattr(sys.modules["pfft.mesh_plan"], "engine_for_plan",
                         lambda *a: PerStageEngine(1, "cpu"))
     pfft.clear_plan_cache()
     try:

@@ -15,7 +15,7 @@ import pfft
 from conftest import (ENGINES, GRIDS, NORMS, engine_plan, planned_collectives, random_array,
                       rel_err)
 from pfft.hlo import count_collectives
-from pfft.plan import ReplicationWarning
+from pfft.mesh_plan import ReplicationWarning
 
 ONE_D = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
 TWO_D = ["fft2", "ifft2", "rfft2", "irfft2"]
@@ -24,7 +24,7 @@ TOL = {np.float64: 1e-12, np.float32: 1e-6}
 
 # plans that cannot use every device (sizes the grid does not divide) warn; that is
 # tested in test_layouts.py
-pytestmark = pytest.mark.filterwarnings("ignore::pfft.plan.ReplicationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::pfft.mesh_plan.ReplicationWarning")
 
 
 def _input(rng, name, shape, real_dtype):

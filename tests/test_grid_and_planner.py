@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 import pfft
 from pfft.layout import Layout, default_layout, layout_from_spec, names_of
-from pfft.planner import build_chain
+from pfft.chain_search import build_chain
 from pfft.stages import Exchange, Gather, LocalFFT, RealFFT, Scatter
 from jax.sharding import PartitionSpec as P
 

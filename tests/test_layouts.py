@@ -17,7 +17,7 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 import pfft
 from pfft.layout import names_of
 from pfft.hlo import count_collectives
-from pfft.plan import ReplicationWarning
+from pfft.mesh_plan import ReplicationWarning
 from conftest import NORMS, all_specs, rel_err
 
 KINDS = ("fftn", "ifftn", "rfftn", "irfftn")

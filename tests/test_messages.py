@@ -17,7 +17,7 @@ import pytest
 import pfft
 from conftest import rel_err
 from pfft.autodiff import explain_mesh_context_errors
-from pfft.plan import ReplicationWarning
+from pfft.mesh_plan import ReplicationWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 JAX_ERROR = ("Length of device assignment 1 is not equal to the size of the mesh 8 of aval "

@@ -1,7 +1,7 @@
 """The planner's search: no all-gather where a chain of exchanges exists.
 
 The greedy walk gets stuck on some uneven layouts (``irfftn`` of a ``(12, 10, 8)``
-spectrum in ``P('y', None, None)`` on 2x4 all-gathered it); :func:`pfft.planner._search`
+spectrum in ``P('y', None, None)`` on 2x4 all-gathered it); :func:`pfft.chain_search._search`
 then finds a gather-free chain. Planner-level sweeps (no compile) decide independently
 whether one must exist: the output has an even layout over every mesh axis. The
 compiled tests enumerate every ``PartitionSpec`` of the spectrum and read the HLO.
@@ -13,10 +13,10 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import pfft
-import pfft.planner as planner
+import pfft.chain_search as planner
 from pfft.engines.r2r import R2R
 from pfft.layout import Layout, layout_from_spec, names_of
-from pfft.planner import build_chain
+from pfft.chain_search import build_chain
 from pfft.stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter
 from conftest import all_specs
 from test_layouts import _fits, _used, check_layout

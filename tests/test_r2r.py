@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 import pfft
 from pfft.engines import r2r
 from pfft.hlo import count_collectives
-from pfft.plan import ReplicationWarning
+from pfft.mesh_plan import ReplicationWarning
 from conftest import GRIDS, planned_collectives, rel_err
 
 KINDS = r2r.R2R_KINDS
@@ -279,7 +279,7 @@ def test_wavenumbers_per_axis_kind():
     plan = pfft.plan((n,), np.float64, kinds=("dct2",))
     assert np.allclose(np.ravel(plan.wavenumbers(d=2.0)[0]), np.arange(n) / (2 * n * 2.0))
     for kind in KINDS:                    # mode m is the kernel's: scipy's matrix rows
-        m = pfft.core.r2r_frequencies(kind, 5, 1.0)
+        m = pfft.plan_core.r2r_frequencies(kind, 5, 1.0)
         assert m.shape == (5,) and np.all(np.diff(m) > 0)
 
 
@@ -398,7 +398,7 @@ def test_grouped_stages_in_plans_match_scipy(grid, engine, monkeypatch):
     if engine == "per-stage":
         if not __import__("pfft.engines.native", fromlist=["x"]).available("cpu"):
             pytest.skip("needs the CPU kernels (they stand in for cuFFT)")
-        monkeypatch.setattr(sys.modules["pfft.plan"], "engine_for_plan",
+        monkeypatch.setattr(sys.modules["pfft.mesh_plan"], "engine_for_plan",
                             lambda *a: _per_stage_without_r2r())
         pfft.clear_plan_cache()
     try:

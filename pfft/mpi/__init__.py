@@ -30,8 +30,8 @@ from .checks import (MPITransportWarning, check_cuda_mpi, check_local_devices,
                      cuda_mpi_problem, install_excepthook, mpi_cuda_support)
 from .grid import ProcessGrid
 from .halo import halo_exchange, halo_reduce
-from .plan import MPIPlan, clear_plan_cache, mpi_layout, plan_cache_info
-from .planning import plan
+from .rank_plan import MPIPlan, clear_plan_cache, mpi_layout, plan_cache_info
+from .make_plan import plan
 from .tuning import tune
 
 __all__ = ["ProcessGrid", "plan", "tune", "MPIPlan", "mpi_layout", "clear_plan_cache", "plan_cache_info",

@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 from .. import tuning, wisdom
 from .grid import ProcessGrid
-from .plan import get_plan
+from .rank_plan import get_plan
 
 __all__ = ["tune", "wisdom_devices"]
 

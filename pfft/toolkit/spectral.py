@@ -34,7 +34,7 @@ from ..api import device_put, fftn, ifftn, irfftn, rfftn
 from ..blocks import Blocks, blocks_of
 from ..grid import mesh_shape_of
 from ..layout import default_layout
-from ..planning import plan as make_plan
+from ..make_plan import plan as make_plan
 from ..sharding import is_tracer, mesh_of, place, spec_of
 
 __all__ = ["poisson", "gradient", "laplacian", "gaussian_random_field", "power_spectrum",

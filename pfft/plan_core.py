@@ -1,6 +1,6 @@
 """The plan core: what every plan is, whichever transport moves its data.
 
-A plan on XLA's collectives (:class:`pfft.plan.Plan`, over a mesh inside
+A plan on XLA's collectives (:class:`pfft.mesh_plan.Plan`, over a mesh inside
 ``shard_map``) and a plan on MPI (:class:`pfft.mpi.MPIPlan`, one rank's block) are
 both a :class:`PlanCore`: one argument check (:func:`plan_arguments`), one planner
 call, one dtype rule, one scaling, the same dealiasing, frequencies, batching and
@@ -25,7 +25,7 @@ from .engines.per_stage import PerStageEngine
 from .engines.r2r import scipy_op
 from .executor import run_chain
 from .layout import Layout, layout_from_spec
-from .planner import Chain, build_chain
+from .chain_search import Chain, build_chain
 from .stages import LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
@@ -205,7 +205,7 @@ class PlanCore:
     size
         The number of points numpy's scaling counts.
     chain
-        The planner's :class:`~pfft.planner.Chain`; ``print(plan)`` lists it.
+        The planner's :class:`~pfft.chain_search.Chain`; ``print(plan)`` lists it.
     transform
         The :class:`Transform` the primitive applies.
     in_dtype, out_dtype

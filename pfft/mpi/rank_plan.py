@@ -1,6 +1,6 @@
 """MPI plans: the plan core's chain run by each rank on its own block, over MPI.
 
-A :class:`MPIPlan` is a :class:`pfft.core.PlanCore`, as :class:`pfft.Plan` is: the
+A :class:`MPIPlan` is a :class:`pfft.plan_core.PlanCore`, as :class:`pfft.Plan` is: the
 same argument checks, planner, executor, engines, scaling, dealiasing and
 frequencies, run on one rank's block with the MPI transport instead of inside
 ``shard_map``. Blocks are numpy-ordered local arrays: the rank's *true* part of the
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..arguments import check_cast, check_fuse_exchanges
 from ..autodiff import Variant
-from ..core import PlanCore
+from ..plan_core import PlanCore
 from ..engines.choice import engine_for_plan
 from ..layout import Layout
 from ..lru import LRUCache
@@ -84,7 +84,7 @@ class MPIPlan(PlanCore):
     mesh_shape
         Its ``(name, size)`` pairs, as :attr:`pfft.Plan.mesh_shape`.
     chain
-        The planner's :class:`~pfft.planner.Chain`; ``print(plan)`` lists it.
+        The planner's :class:`~pfft.chain_search.Chain`; ``print(plan)`` lists it.
     in_shape, out_shape
         Global shapes of :meth:`forward`'s input and output (numpy's spectrum;
         for ``spectrum="padded"`` the padded total of the blocks).

@@ -3,7 +3,7 @@
 Check a plan's arguments (as :func:`pfft.plan` does), place its process grid (the
 grid as given, or the one that wisdom or tuning now prefers, ``tune=``), and fetch
 the cached :class:`~pfft.mpi.MPIPlan`. It sits above :mod:`pfft.mpi.tuning`
-(``tune="measure"`` tunes first), which sits above the plans (:mod:`pfft.mpi.plan`).
+(``tune="measure"`` tunes first), which sits above the plans (:mod:`pfft.mpi.rank_plan`).
 """
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Sequence
 
 from .. import wisdom
 from ..arguments import check_plan_kinds, check_tune
-from ..core import layout_of_spec, plan_arguments
-from ..planning import mark_promoted, real_without_kind, warn_real_without_kind
+from ..plan_core import layout_of_spec, plan_arguments
+from ..make_plan import mark_promoted, real_without_kind, warn_real_without_kind
 from .grid import ProcessGrid
-from .plan import MPIPlan, get_plan
+from .rank_plan import MPIPlan, get_plan
 from .tuning import tune, wisdom_devices
 
 __all__ = ["plan"]
@@ -81,7 +81,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         ``"dct4"``, ``"dst1"`` ... ``"dst4"`` (scipy's, with ``norm``). Each
         real-to-real axis is transformed where it is whole, so the zero padding of
         uneven blocks never enters it. ``wavenumbers()`` gives this rank's block of
-        each axis's own values (:func:`pfft.core.r2r_frequencies` on a DCT/DST axis).
+        each axis's own values (:func:`pfft.plan_core.r2r_frequencies` on a DCT/DST axis).
         Not with ``tune`` yet.
     orthogonalize
         scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==

@@ -1,7 +1,7 @@
 """Plans: a stage chain compiled for one shape, dtype, mesh and layout, and their cache.
 
 Plan once (cheap here, but compilation is not), execute many times: :func:`get_plan`
-(behind ``pfft.plan``, :mod:`pfft.planning`, and every transform) returns the same
+(behind ``pfft.plan``, :mod:`pfft.make_plan`, and every transform) returns the same
 :class:`Plan` object for the same arguments, and each plan holds its jitted
 functions, so a simulation's loop never replans nor retraces.
 """
@@ -22,7 +22,7 @@ from . import settings
 from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges
 from .autodiff import (BACKWARD, FORWARD, Variant, caller_stacklevel,
                        explain_mesh_context_errors, warn_if_differentiated_outside_mesh)
-from .core import PlanCore
+from .plan_core import PlanCore
 from .engines.choice import engine_for_plan
 from .hlo import count_collectives
 from .layout import Layout
@@ -65,7 +65,7 @@ class Plan(PlanCore):
         ``(mesh axis, size)`` pairs the plan distributes over
         (:func:`pfft.grid.mesh_shape_of`).
     chain
-        The :class:`~pfft.planner.Chain` of stages; ``print(plan)`` lists them.
+        The :class:`~pfft.chain_search.Chain` of stages; ``print(plan)`` lists them.
     in_sharding, out_sharding
         Where :meth:`forward` takes its input and leaves its output
         (:meth:`backward` the reverse). ``None`` for a plan without a mesh.
@@ -75,7 +75,7 @@ class Plan(PlanCore):
 
     The rest (``dealiased``, ``spectral_shape``, ``wavenumbers``, ``k2``, ``kabs``,
     ``trace_count``) is the plan core's, the same on MPI
-    (:class:`pfft.core.PlanCore`).
+    (:class:`pfft.plan_core.PlanCore`).
 
     Examples
     --------

@@ -1,9 +1,9 @@
 """``pfft.plan``: the front door to plans.
 
 Check a plan's arguments, place its grid (the mesh as given, or the grid that wisdom
-or tuning now prefers, ``tune=``), and fetch the cached :class:`~pfft.plan.Plan`.
+or tuning now prefers, ``tune=``), and fetch the cached :class:`~pfft.mesh_plan.Plan`.
 It sits above :mod:`pfft.tuning` (``tune="measure"`` tunes first), which sits above
-the plans themselves (:mod:`pfft.plan`) and the wisdom store (:mod:`pfft.wisdom`).
+the plans themselves (:mod:`pfft.mesh_plan`) and the wisdom store (:mod:`pfft.wisdom`).
 """
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from jax.sharding import NamedSharding
 from . import wisdom
 from .arguments import check_plan_kinds, check_tune
 from .autodiff import caller_stacklevel
-from .core import layout_of_spec, plan_arguments
+from .plan_core import layout_of_spec, plan_arguments
 from .grid import make_mesh, mesh_shape_of
 from .layout import Layout, default_layout
-from .plan import Plan, get_plan
+from .mesh_plan import Plan, get_plan
 from .tuning import tune
 
 __all__ = ["plan"]
@@ -112,7 +112,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         :meth:`Plan.backward` its inverse (scipy's ``idct``/``idst``); a plan whose
         axes are all real-to-real maps real arrays to real arrays (complex ones
         part by part). ``wavenumbers()`` gives each axis its own (Fourier, cosine or
-        sine modes: :func:`pfft.core.r2r_frequencies`). See ``docs/r2r.md``.
+        sine modes: :func:`pfft.plan_core.r2r_frequencies`). See ``docs/r2r.md``.
     orthogonalize
         scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
         "ortho"``).
@@ -155,7 +155,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
 def real_without_kind(dtype, kind, kinds) -> bool:
     """Whether a plan is asked for with a real (or integer, or bool) ``dtype`` and
     neither ``kind`` nor ``kinds``: it is then the complex ``fftn`` of real input.
-    ``False`` for a bad dtype (:func:`pfft.core.plan_arguments` reports it)."""
+    ``False`` for a bad dtype (:func:`pfft.plan_core.plan_arguments` reports it)."""
     if kind is not None or kinds is not None:
         return False
     try:
