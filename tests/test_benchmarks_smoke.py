@@ -411,8 +411,7 @@ def test_mpi_scaling_tiny():
 
 def test_per_device_benchmark_tiny(tmp_path):
     """`python -m benchmarks.per_device --platform cpu` at 16³ over 4 and 8 devices: a row
-    per grid, plan, kind and engine with the CSV's columns (no pipelined programs: no
-    `pipeline` or `outside_ms` column); each result equal to the xla engine's and to
+    per grid, plan, kind and engine with the CSV's columns; each result equal to the xla engine's and to
     numpy's block-level math; one size per exchange, the bytes of each transfer traced;
     times, copies and memory sane."""
     proc, rows = _run_benchmark("per_device", "--platform", "cpu", "--sizes", "16",
@@ -421,7 +420,6 @@ def test_per_device_benchmark_tiny(tmp_path):
     from benchmarks.per_device import COLUMNS
     from pfft.engines import native
     assert list(rows[0]) == COLUMNS
-    assert "pipeline" not in COLUMNS and "outside_ms" not in COLUMNS
     assert [(r["devices"], r["plan"], r["kind"], r["engine"]) for r in rows] == [
         (p, plan, kind, engine) for p in ("4", "8") for plan in ("slab", "pencil")
         for kind in ("c2c", "r2c") for engine in ("native", "xla", "auto")]
@@ -525,10 +523,6 @@ def test_model_per_device_arithmetic():
     assert slab["serial_s"] == pytest.approx(3e-3 + comm)
     assert slab["overlap_s"] == pytest.approx(3e-3 + comm / 4)       # local work the longer
     assert set(slab) == {"local_s", "exchange_s", "comm_s", "serial_s", "overlap_s"}
-    # a row of a run from when pfft had pipelined programs: its extra columns ignored
-    old = model.per_device_prediction(dict(grid="8", exchange_groups="0", exchange_mib="1024",
-                                           local_ms=3.0, pipeline="1", outside_ms=""))
-    assert old == slab
     pencil = model.per_device_prediction(dict(grid="2x4", exchange_groups="1;0",
                                               exchange_mib="1024;1024", local_ms=1.0))
     assert pencil["exchange_s"] == pytest.approx([0.75 * 1024 * mib / 370e9,
@@ -557,28 +551,23 @@ def test_model_per_device_arithmetic():
                                          local_ms=1.0))
 
 
-def _per_device_csv(path, local_ms, legacy=False):
+def _per_device_csv(path, local_ms):
     """A per-device CSV with the rows the anchors need (figures chosen, not measured):
-    native and xla rows; with ``legacy``, in the columns of a run from when pfft had
-    pipelined programs (``pipeline``, ``outside_ms``), with a pipelined xla row at 1024³
-    on 8 slabs that the reader leaves out."""
+    native and xla rows."""
     from benchmarks.per_device import COLUMNS
     cases = [(1024, 8, "slab", "8", "0", "8", "1024"),
              (1024, 8, "pencil", "2x4", "1;0", "4;2", "1024;1024"),
              (2048, 256, "slab", "256", "0", "256", "256"),
              (1024, 4, "slab", "4", "0", "4", "2048")]
-    columns = COLUMNS + (["pipeline", "outside_ms"] if legacy else [])
+    columns = COLUMNS
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for n, p, plan, grid, groups, sizes, mib in cases:
-            runs = [("native", 0.0, 1, ""), ("xla", 1.0, 1, "")]
-            if legacy and (n, p, plan) == (1024, 8, "slab"):
-                runs.append(("xla", -2.0, 4, 0.5))     # the least local work: left out
-            for engine, extra, pieces, outside in runs:
+            for engine, extra in (("native", 0.0), ("xla", 1.0)):
                 local = local_ms + extra
                 writer.writerow({k: "" for k in columns} | dict(
-                    pipeline=pieces, outside_ms=outside, platform="gpu", device="Test GPU 80GB",
+                    platform="gpu", device="Test GPU 80GB",
                     device_memory_gib="75.6",
                     date="2026-01-02", jax="0.0", command="python -m benchmarks.per_device "
                     "--platform gpu", n=n, devices=p, plan=plan, grid=grid, kind="c2c",
@@ -586,17 +575,15 @@ def _per_device_csv(path, local_ms, legacy=False):
                     exchanges=len(groups.split(";")),
                     exchange_groups=groups, exchange_sizes=sizes, exchange_mib=mib,
                     ms=local + 0.5, copy_ms=0.4, copies_ms=0.5, local_ms=local,
-                    local_over_copy=local / 0.4, kept_blocks=4.0 - (pieces > 1),
-                    donated_blocks=3.0 - (pieces > 1), engine_diff=0.0, status="ok"))
+                    local_over_copy=local / 0.4, kept_blocks=4.0,
+                    donated_blocks=3.0, engine_diff=0.0, status="ok"))
 
 
 def test_model_per_device_report(tmp_path):
     """`python -m benchmarks.model --per-device CSV --markdown MD --plot PNG`: the header
     names the CSV's machine, date and command; pfft today (the least local work plus the
     modelled exchange) and overlapped beside the published figures; the goal's verdict
-    worked out; a CSV from when pfft had pipelined programs reads the same, its
-    pipelined rows and columns left out; without a CSV, the published figures beside
-    the modelled floors."""
+    worked out; without a CSV, the published figures beside the modelled floors."""
     _per_device_csv(tmp_path / "pd.csv", local_ms=3.0)
     proc = subprocess.run([sys.executable, "-m", "benchmarks.model", "--per-device",
                            str(tmp_path / "pd.csv"), "--markdown", str(tmp_path / "m.md"),
@@ -616,20 +603,15 @@ def test_model_per_device_report(tmp_path):
     assert f"{lap:.2f} ms (slab, native): **met**" in text
     assert "one GPU cannot show whether XLA" in text
     assert "| 1024³ | 8 | slab 8 | c2c | forward | xla | 1024 |" in text
-    assert "pipeline" not in text.lower()
     for header in ("(ms, measured)", "(ms, modelled)", "(blocks, measured)",
                    "pfft today (ms): local measured",
                    "overlapped: local work beside all-to-alls, modelled (ms)"):
         assert header in text, header
     assert (tmp_path / "m.png").stat().st_size > 1000
     from benchmarks import model_report
-    _per_device_csv(tmp_path / "old.csv", local_ms=3.0, legacy=True)
-    assert len(model_report.load_per_device(str(tmp_path / "old.csv"))) == 8
-    old = model_report.per_device_report(str(tmp_path / "old.csv"))
-    new = model_report.per_device_report(str(tmp_path / "pd.csv"))
-    assert old == new and "4.00 (native) / 3.00 (native)" in old
-    model_report.per_device_plot(str(tmp_path / "old.csv"), str(tmp_path / "old.png"))
-    assert (tmp_path / "old.png").stat().st_size > 1000
+    assert len(model_report.load_per_device(str(tmp_path / "pd.csv"))) == 8
+    assert "4.00 (native) / 3.00 (native)" in model_report.per_device_report(
+        str(tmp_path / "pd.csv"))
     bare = subprocess.run([sys.executable, "-m", "benchmarks.model", "--markdown",
                            str(tmp_path / "none.md")], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)

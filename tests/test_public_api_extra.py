@@ -68,7 +68,7 @@ def test_set_num_threads_reaches_every_kernel_call_and_results_stay_right(monkey
     """The thread count is an attribute of each kernel call (visible in the lowered
     module); any count gives numpy's result. None falls back to $PFFT_NUM_THREADS,
     then to the cores this process may use."""
-    monkeypatch.setattr(native, "_NUM_THREADS", native._NUM_THREADS)   # restored after
+    monkeypatch.setattr(native._kernels, "_NUM_THREADS", native._kernels._NUM_THREADS)  # restored
     x = random_array(np.random.default_rng(1), (16, 12, 10), np.complex128)
     want = np.fft.fftn(x, axes=(0, 2))
     for n in (1, 2, 3):
