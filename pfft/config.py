@@ -62,6 +62,8 @@ def _engines() -> tuple[list[str], str | None]:
         lines.append(f"{label}: " + (f"available, {detail}" if ok else f"unavailable: {detail}"))
         if ok and platform == "cpu":
             cpu_path = detail
+        if platform == "cuda":     # which GPU library, and why not the others
+            lines.append("  cuda libraries: " + _kernels.cuda_library_report(loaded=(ok, detail)))
     lines.append("xla (lax.fft): available")
     backend = jax.default_backend()
     name = settings.engine()
@@ -126,6 +128,7 @@ def show_config(file: TextIO | None = None) -> None:
     engines:
       native cpu (DUCC): available, .../site-packages/pfft/_lib/libpfft_cpu_v3.so
       native cuda (cuFFT): unavailable: no CUDA backend in this JAX
+        cuda libraries: none in this install
       xla (lax.fft): available
       engine='auto' on cpu: native
     kernel library: .../site-packages/pfft/_lib/libpfft_cpu_v3.so

@@ -63,6 +63,9 @@ BUILD_OPTIONS = {
     "PFFT_CUDA": "build the GPU kernels: AUTO (where nvcc and cuFFT are found), ON, OFF",
     "PFFT_MARCH": "one CPU library for this -march instead of the x86-64 v2/v3 pair",
     "PFFT_OUT": "where a plain CMake build writes the libraries",
+    "PFFT_CUDA_MAJOR": "12 or 13: the GPU library for that CUDA major, libpfft_cuda<major>.so "
+                       "(the CUDA wheel's, kernels/cuda/wheel.py)",
+    "PFFT_CUDA_RUNTIME": "how the GPU library links the CUDA runtime: Static or Shared",
 }
 
 NAMES = frozenset(v.name for v in VARIABLES)

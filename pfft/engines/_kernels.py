@@ -18,6 +18,15 @@ In each directory the CPU library is the first that exists of ``libpfft_cpu.so``
 ``libpfft_cpu_v3.so`` where the CPU has the x86-64-v3 features (AVX2, FMA) and
 ``libpfft_cpu_v2.so`` where it has x86-64-v2's (:mod:`._cpu_features`).
 
+The GPU library is ``libpfft_cuda.so`` where a source build made one (``pip install
+.`` or ``make kernels`` with nvcc: built against this machine's cuFFT), else the one of
+the CUDA wheel (``make wheel-cuda``) that matches the jax CUDA plugin installed
+(:func:`cuda_library_choice`): ``libpfft_cuda13.so`` for ``jax-cuda13-plugin``,
+``libpfft_cuda12.so`` for ``jax-cuda12-plugin``, CUDA 13's first where both are (as
+JAX's own GPU extensions take it first), the other tried where it does not load. The
+plugins are found from their metadata (:func:`installed_cuda_plugins`), without
+importing them.
+
 Nothing here runs at import: loading happens on the first :func:`load` call, which
 also passes the library its settings (:func:`_configure`): the C++ reads no
 environment, :mod:`pfft.settings` does. The CPU kernels' default thread count
@@ -31,7 +40,9 @@ import contextlib
 import ctypes
 import functools
 import hashlib
+import importlib.metadata
 import importlib.resources
+import importlib.util
 import os
 import subprocess
 import sys
@@ -46,6 +57,8 @@ from . import _cpu_features
 
 __all__ = ["TARGETS", "PLATFORM_TARGETS", "ABI_VERSIONS", "load", "search_dirs", "library",
            "library_names", "BUILD_HINT", "set_num_threads", "num_threads",
+           "CUDA_PLUGINS", "installed_cuda_plugins", "cuda_library_choice",
+           "cuda_library_report",
            "gpu_workspace_bytes", "workspace_type", "cufft_plan_cache_info",
            "set_cufft_plan_cache_size"]
 
@@ -65,13 +78,85 @@ BUILD_HINT = ("reinstall pfft from source so that they are built (`pip install .
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 
-def library_names(platform: str, flags: frozenset[str] | None = None) -> list[str]:
+# the CUDA wheel's GPU libraries, one per CUDA major, and the jax plugin each serves
+# (its distribution names: the plugin, then the PJRT part jax[cudaNN] installs with it),
+# CUDA 13 first: JAX's own GPU extensions (jax._src.lib) take jax_cuda13_plugin first
+CUDA_PLUGINS = {13: ("jax-cuda13-plugin", "jax-cuda13-pjrt"),
+                12: ("jax-cuda12-plugin", "jax-cuda12-pjrt")}
+# a GPU library built from source on this machine (against its own cuFFT)
+CUDA_SOURCE_BUILD = "libpfft_cuda.so"
+
+
+def _cuda_library(major: int) -> str:
+    return f"libpfft_cuda{major}.so"
+
+
+def installed_cuda_plugins() -> dict[int, str | None]:
+    """The jax CUDA plugins installed: ``{13: version or None, 12: ...}``.
+
+    Read from the distributions' metadata (``jax-cuda13-plugin``, else
+    ``jax-cuda13-pjrt``); a module found without metadata (``jax_cuda13_plugin`` on
+    ``sys.path``) counts with version ``"unknown"``. Nothing is imported, so JAX's GPU
+    backend is not started.
+    """
+    found: dict[int, str | None] = {}
+    for major, dists in CUDA_PLUGINS.items():
+        found[major] = None
+        for dist in dists:
+            try:
+                found[major] = importlib.metadata.version(dist)
+                break
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        if found[major] is None:
+            try:
+                module = importlib.util.find_spec(f"jax_cuda{major}_plugin")
+            except (ImportError, ValueError):
+                module = None
+            if module is not None:
+                found[major] = "unknown"
+    return found
+
+
+def cuda_library_choice(plugins: dict[int, str | None]) -> list[tuple[str, bool, str]]:
+    """Which of the CUDA wheel's GPU libraries to load, for the jax CUDA plugins
+    ``plugins`` (``{13: version or None, 12: version or None}``, as
+    :func:`installed_cuda_plugins` returns).
+
+    Returns ``(file name, chosen, why)`` for each library, the chosen first, in the
+    order they are tried: the library of an installed plugin's CUDA major is chosen,
+    CUDA 13's before CUDA 12's where both plugins are; one whose plugin is missing is
+    not.
+    """
+    chosen, other = [], []
+    both = all(plugins.get(major) for major in CUDA_PLUGINS)
+    for major, (dist, _) in CUDA_PLUGINS.items():
+        version = plugins.get(major)
+        if not version:
+            other.append((_cuda_library(major), False, f"{dist} not installed"))
+            continue
+        why = f"{dist} {version} installed"
+        if both and not chosen:
+            why += (f"; so is {CUDA_PLUGINS[12][0]} {plugins[12]}: CUDA 13's library "
+                    "comes first, as for JAX's GPU extensions (keep one plugin)")
+        elif both:
+            why += f"; tried where {chosen[0][0]} does not load"
+        chosen.append((_cuda_library(major), True, why))
+    return chosen + other
+
+
+def library_names(platform: str, flags: frozenset[str] | None = None,
+                  plugins: dict[int, str | None] | None = None) -> list[str]:
     """The file names that may hold ``platform``'s kernels, in order of preference.
 
     ``flags``: the CPU's feature flags (default: this CPU's, from ``/proc/cpuinfo``).
+    ``plugins``: the jax CUDA plugins installed (default: :func:`installed_cuda_plugins`).
     """
     if platform == "cuda":
-        return ["libpfft_cuda.so"]
+        if plugins is None:
+            plugins = installed_cuda_plugins()
+        return [CUDA_SOURCE_BUILD] + [name for name, chosen, _ in cuda_library_choice(plugins)
+                                      if chosen]
     names = ["libpfft_cpu.so"]
     if _cpu_features.is_x86_64():
         level = _cpu_features.x86_level(flags)
@@ -103,14 +188,20 @@ def search_dirs() -> list[Path]:
     return dirs
 
 
+def _find_all(platform: str) -> list[Path]:
+    """Every library that may be loaded for ``platform``, in the order tried: by
+    folder (:func:`search_dirs`), then by name (:func:`library_names`)."""
+    names = library_names(platform)
+    return [d / name for d in search_dirs() for name in names if (d / name).is_file()]
+
+
 def _find(platform: str) -> tuple[Path | None, str]:
     """The library to load, or None and why there is none."""
     names = library_names(platform)
     dirs = search_dirs()
-    for d in dirs:
-        for name in names:
-            if (d / name).is_file():
-                return d / name, ""
+    found = _find_all(platform)
+    if found:
+        return found[0], ""
     why = ""
     if platform == "cpu" and _cpu_features.is_x86_64() and len(names) == 1:
         flags = _cpu_features.cpu_flags() or frozenset()
@@ -121,6 +212,15 @@ def _find(platform: str) -> tuple[Path | None, str]:
     if platform == "cuda" and (note := _not_built_note()):
         return None, (f"pfft was installed without its GPU engine: {note}; then reinstall "
                       f"pfft (looked for {names[0]} in {where})")
+    if platform == "cuda":
+        wheel = [d / _cuda_library(m) for d in dirs for m in CUDA_PLUGINS
+                 if (d / _cuda_library(m)).is_file()]
+        if wheel:    # the CUDA wheel's libraries are here, but no plugin chose one
+            not_chosen = "; ".join(f"{name}: {why}" for name, chosen, why
+                                   in cuda_library_choice(installed_cuda_plugins()))
+            return None, (f"no jax CUDA plugin for the GPU libraries of this install "
+                          f"({not_chosen}): install jax[cuda13] or jax[cuda12], or "
+                          f"pfft[cuda13]/pfft[cuda12] (in {wheel[0].parent})")
     return None, f"no {' or '.join(names)} found{why} (looked in {where}); {BUILD_HINT}"
 
 
@@ -248,8 +348,22 @@ def load(platform: str) -> tuple[bool, str]:
         why = _check_thread_settings(os.environ)
         if why:
             return False, why
+    # the GPU library of another CUDA major where the first does not load (both
+    # plugins installed, one without its cuFFT)
+    later = _find_all(platform)[1:] if platform == "cuda" else []
     try:
-        lib = ctypes.CDLL(str(path))
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError as err:
+            errors = [f"{path}: {err}"]
+            for path in later:
+                try:
+                    lib = ctypes.CDLL(str(path))
+                    break
+                except OSError as err2:
+                    errors.append(f"{path}: {err2}")
+            else:
+                raise OSError("; ".join(errors)) from None
         _LOADED[platform] = lib
         abi = getattr(lib, abi_symbol)
         abi.restype = ctypes.c_int
@@ -262,7 +376,56 @@ def load(platform: str) -> tuple[bool, str]:
                                         platform=xla_platform)
     except (OSError, AttributeError) as err:
         return False, f"cannot load {path}: {err}"
+    except RuntimeError as err:     # JAX refused a handler: built against a newer XLA FFI
+        return False, (f"JAX cannot register the kernels of {path}: {err} (they were built "
+                       f"against a newer jax's XLA FFI than this jax {jax.__version__}: "
+                       f"upgrade jax, or {BUILD_HINT})")
     return True, str(path)
+
+
+def cuda_library_report(plugins: dict[int, str | None] | None = None,
+                        loaded: tuple[bool, str] | None = None) -> str:
+    """Which GPU library pfft loaded and why any other was not, one line
+    (``python -m pfft``), e.g. ``libpfft_cuda13.so: loaded (jax-cuda13-plugin 0.12.0
+    installed); libpfft_cuda12.so: not loaded: jax-cuda12-plugin not installed``.
+
+    ``plugins``: the jax CUDA plugins (default: :func:`installed_cuda_plugins`);
+    ``loaded``: what :func:`load` returned for ``"cuda"`` (default: that call).
+    Libraries this install does not have are left out.
+    """
+    if plugins is None:
+        plugins = installed_cuda_plugins()
+    if loaded is None:
+        loaded = load("cuda")
+    ok, detail = loaded
+    dirs = search_dirs()
+    present = {}
+    for name in [CUDA_SOURCE_BUILD] + [_cuda_library(m) for m in CUDA_PLUGINS]:
+        where = next((d / name for d in dirs if (d / name).is_file()), None)
+        if where is not None:
+            present[name] = where
+    if not present:
+        return "none in this install"
+    reasons = {CUDA_SOURCE_BUILD: (True, "built from source here; taken before the "
+                                         "CUDA wheel's per-plugin libraries")}
+    reasons.update({name: (chosen, why) for name, chosen, why in cuda_library_choice(plugins)})
+    parts, first_chosen = [], True
+    for name in [CUDA_SOURCE_BUILD] + [n for n, _, _ in cuda_library_choice(plugins)]:
+        if name not in present:
+            continue
+        chosen, why = reasons[name]
+        if ok and Path(detail) == present[name]:
+            parts.append(f"{name}: loaded ({why})")
+        elif not chosen:
+            parts.append(f"{name}: not loaded: {why}")
+        elif ok:
+            parts.append(f"{name}: not loaded: {Path(detail).name} came first ({why})")
+        elif first_chosen:
+            parts.append(f"{name}: not loaded: {detail} (chosen: {why})")
+        else:
+            parts.append(f"{name}: not loaded (chosen after the one above: {why})")
+        first_chosen = first_chosen and not chosen
+    return "; ".join(parts)
 
 
 _NUM_THREADS: int | None = None
