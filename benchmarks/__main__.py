@@ -40,7 +40,7 @@ TOPICS = {
 #: the modules whose ``report(data, figures)`` renders the docs' tables and figures
 #: (``suite_report`` and ``model_report``: the rendering halves of ``suite`` and ``model``)
 REPORTERS = ("suite_report", "real_workloads", "r2r", "mpi", "apps.taylor_green", "apps.nbody",
-             "model_report", "engines", "real_engines")
+             "model_report", "engines", "real_engines", "mpi_gpu_report")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

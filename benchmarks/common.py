@@ -28,6 +28,19 @@ def simulate_cpu_devices(n: int) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
 
 
+def devices_in_words() -> str:
+    """The devices JAX runs on here, for a run's record: ``"8 simulated CPU devices"``,
+    or ``"one NVIDIA H100 80GB HBM3 (gpu)"`` where JAX's default backend is a GPU."""
+    import jax
+
+    devices = jax.devices()
+    if devices[0].platform == "cpu":
+        return (f"{len(devices)} simulated CPU devices" if len(devices) > 1
+                else "one CPU device")
+    count = "one" if len(devices) == 1 else str(len(devices))
+    return f"{count} {devices[0].device_kind} ({devices[0].platform})"
+
+
 #: glibc malloc's setting for the ratio benchmarks (``--malloc steady``): one arena for
 #: every thread, and blocks up to 1 GiB kept in its heap (no mapping threshold below
 #: that, no trimming below 4 GiB). Under glibc's default each XLA thread allocates from

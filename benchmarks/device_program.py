@@ -11,7 +11,12 @@
   (float64): the reference;
 - :func:`grid_of` and :func:`engines_for`: the plans' grids and engines;
 - :func:`make_block`, :func:`probe`, :func:`rel_diff` and :class:`Compiler`: blocks
-  made on the device, the samples engines compare, and programs compiled in threads.
+  made on the device, the samples engines compare, and programs compiled in threads;
+- :func:`floor_transform` and :func:`floor_fft_ms`: the device's own FFT of a block of
+  the same size (``jnp.fft.fftn`` / ``rfftn``: cuFFT's 3-D transform on a GPU), the
+  transform part of the local work's floor;
+- :func:`device_memory` and :func:`machine`: what XLA may use of the device, and the
+  columns every row carries.
 
 The plan is reached only through its public seam: ``PlanCore`` (handed the stand-in
 transport), ``core.transform``, ``Transform.apply(block, variant)``, ``Transform.chain_for(variant)`` and
@@ -20,7 +25,10 @@ transport), ``core.transform``, ``Transform.apply(block, variant)``, ``Transform
 from __future__ import annotations
 
 import contextlib
+import datetime
 import math
+import os
+import platform
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -40,7 +48,8 @@ from pfft.stages import Exchange, LocalFFT, RealFFT
 
 __all__ = ["CopyTransport", "transfer", "block_math", "program", "exchange_bytes",
            "make_block", "probe", "rel_diff", "Compiler", "transfer_spec", "grid_of",
-           "engines_for", "ENGINES", "PLANS"]
+           "engines_for", "floor_transform", "floor_fft_ms", "device_memory", "machine",
+           "ENGINES", "PLANS"]
 
 ENGINES = ("native", "xla", "auto")
 PLANS = ("slab", "pencil")
@@ -291,12 +300,14 @@ def rel_diff(a, b) -> float:
 
 class Compiler:
     """Compiles lowered programs in a pool of threads (XLA compiles without the
-    interpreter lock) and remembers helper programs by their arguments."""
+    interpreter lock), remembers helper programs by their arguments and what was
+    measured of them (``measured``: :func:`floor_fft_ms`'s times)."""
 
     def __init__(self, device, workers: int):
         self.device = device
         self.pool = ThreadPoolExecutor(max_workers=max(1, workers))
         self.helpers: dict = {}
+        self.measured: dict = {}
 
     def submit(self, lowered):
         return self.pool.submit(lowered.compile)
@@ -313,9 +324,74 @@ class Compiler:
         return self.helpers[key]
 
 
+def floor_transform(core: PlanCore, kind: str, variant: Variant = FORWARD):
+    """The device's own FFT of a block the size of the input of ``core``'s ``variant``
+    program: the transform part of the local work's floor. ``(key, fn, (shape, dtype))``.
+
+    ``c2c``: ``jnp.fft.fftn`` (``ifftn`` backward) of a complex64 block of the program's
+    input shape. ``r2c``: ``jnp.fft.rfftn`` of the forward program's real float32 block,
+    and backward ``jnp.fft.irfftn`` of its half spectrum (last axis ``n // 2 + 1``) back
+    to that block. All three axes in one call: on a GPU one cuFFT 3-D plan.
+    """
+    inverse = variant.inverse
+    if kind == "c2c":
+        shape = tuple(core.transform.chain_for(variant).in_layout.local_shape)
+        return (("floor", "ifftn" if inverse else "fftn"),
+                jnp.fft.ifftn if inverse else jnp.fft.fftn, (shape, np.dtype(np.complex64)))
+    real = tuple(core.transform.chain_for(FORWARD).in_layout.local_shape)
+    if not inverse:
+        return ("floor", "rfftn"), jnp.fft.rfftn, (real, np.dtype(np.float32))
+    half = real[:-1] + (real[-1] // 2 + 1,)
+    return (("floor", "irfftn", real), lambda y: jnp.fft.irfftn(y, s=real, axes=(0, 1, 2)),
+            (half, np.dtype(np.complex64)))
+
+
+def floor_fft_ms(comp: Compiler, core: PlanCore, kind: str, variant: Variant, timed) -> float:
+    """Milliseconds of :func:`floor_transform` on a block made on ``comp``'s device, by
+    ``timed(fn, block)`` (the benchmark's timing), measured once per transform and
+    block shape (``comp.measured``) however many engines share it; where that failed
+    (an out-of-memory), its exception again."""
+    key, fn, spec = floor_transform(core, kind, variant)
+    if key + spec not in comp.measured:
+        x = None
+        try:
+            x = comp.helper(("block",) + spec, make_block(*spec)).result()()
+            comp.measured[key + spec] = timed(comp.helper(key, fn, spec).result(), x)
+        except Exception as exc:                  # noqa: BLE001 (the caller reports it)
+            # kept without its traceback, whose frames would keep the block alive
+            comp.measured[key + spec] = RuntimeError(f"{type(exc).__name__}: {exc}")
+        finally:
+            del x
+    if isinstance(comp.measured[key + spec], Exception):
+        raise comp.measured[key + spec]
+    return comp.measured[key + spec]
+
+
 def transfer_spec(shape, dtype) -> tuple:
     """A transfer's array as ``(p, rest)``: its copy costs the same for any shape."""
     return ((shape[0], math.prod(shape[1:])), np.dtype(dtype))
+
+
+# -- the machine ----------------------------------------------------------------------
+def device_memory(device) -> int:
+    """Bytes XLA may use on ``device`` (the host's memory for a CPU)."""
+    try:
+        limit = (device.memory_stats() or {}).get("bytes_limit")
+    except Exception:                               # noqa: BLE001 (not every backend)
+        limit = None
+    if limit:
+        return int(limit)
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def machine(device, command: str) -> dict:
+    """The columns every row carries: platform, device, memory, date, jax, command."""
+    return dict(platform="cpu" if device.platform == "cpu" else "gpu",
+                device=(device.device_kind if device.platform != "cpu" else
+                        f"{platform.processor() or platform.machine()}, "
+                        f"{os.cpu_count()} cores"),
+                device_memory_gib=f"{device_memory(device) / 2**30:.1f}",
+                date=str(datetime.date.today()), jax=jax.__version__, command=command)
 
 
 # -- the plans measured: their grids and engines ------------------------------------------

@@ -1,24 +1,39 @@
 #!/usr/bin/env bash
-# Everything pfft checks and measures on one GPU, in one run (offline too):
+# Everything pfft checks and measures on one GPU, in one run (offline too), and every GPU
+# table of the docs rendered from it. The default steps (all but suite, install and wheel)
+# are meant to take under five minutes on one H100; the run prints each step's time and
+# the total at the end.
 #
 #   env      Python, JAX, the GPU, nvcc, the MPI that mpi4py was built against
 #   build    the CUDA kernels (make -C kernels cuda), and the CPU ones unless already built
 #            (on a GPU in the background, while the GPU steps run, as is mpi4jax's build
 #            for the mpi step)
 #   bench    benchmarks.engines (c2c: pfft 1x1 and the kernels against jnp.fft, GB/s against
-#            a copy) and benchmarks.real_engines (rfftn/irfftn/dctn, strided stages)
+#            a copy) and benchmarks.real_engines (r2c/c2r: rfftn/irfftn; r2r: dctn type II,
+#            at once and per axis; strided stages)
 #   device   benchmarks.per_device: what one device of a p-GPU slab or pencil plan runs,
-#            forward and backward (the inverse)
-#   apps     Taylor-Green 256³ (against the same solver on jnp.fft) and N-body 256³ on
-#            a 1x1 mesh
+#            forward and backward (the inverse), its memory and its local work against
+#            its floor (cuFFT's own 3-D transform of the block plus a copy per exchange),
+#            within --budget-s (DEVICE_ARGS); then benchmarks.model's predictions from it
+#   apps     Taylor-Green 256³ to t = 20 (its whole -dE/dt history against the 512³
+#            reference: the RMS deviation, goal <= 1 % of the reference's peak; the peak;
+#            the step against the same solver on jnp.fft) and N-body 256³ (growth against
+#            linear theory, mass, the one-device run, the gradient at 64³), 1x1 mesh
 #   test     every GPU test: tests/test_engines.py (the kernels on both platforms) and
 #            tests/test_gpu.py (the API through engine auto and native on a one-GPU mesh)
 #   mpi      mpi4jax built from its sdist (.whl/) against whichever MPI mpi4py was built
 #            with (the machine's own, else the mpich wheel from .whl/), then
 #            mpirun -n 2 benchmarks.mpi_gpu: pfft.mpi with 2 ranks sharing the GPU
-#   suite    the whole test suite with the GPU visible
+#   report   every GPU table of the docs rendered from this run: docs/data copied to
+#            $OUT/docs/data, this run's files put in it under the names the docs read
+#            (engines_gpu, real_engines_gpu, per_device_gpu, taylor_green_256_1x1_float32_padding1.5,
+#            nbody_256_1x1_float32, mpi_gpu), `python -m benchmarks report --data
+#            $OUT/docs/data --figures $OUT/docs/figures`; it prints the command that puts
+#            them in the checkout's docs/data (then `python -m benchmarks report` there)
+#   suite    the whole test suite with the GPU visible (not a default step)
 #   install  `pip install --no-build-isolation .` into a folder: the GPU engine is built
-#            without a flag where nvcc and cuFFT are (python -m pfft from there)
+#            without a flag where nvcc and cuFFT are (python -m pfft from there; not a
+#            default step)
 #   wheel    the CUDA wheel as a user without nvcc gets it: .whl/pfft-*-manylinux*.whl
 #            (benchmarks/gpu_wheels.sh puts it there from `make wheel-cuda`; else dist/)
 #            installed with --no-deps into a fresh venv over the machine's Python
@@ -27,13 +42,15 @@
 #            from that venv's pfft/_lib with the library of the plugin installed; the
 #            library loads with cuFFT found by its rpath (a site folder with the wheel's
 #            pfft beside a link to the Python's nvidia folder); tests/test_engines.py and
-#            tests/test_gpu.py pass with that pfft (and the checkout's benchmarks package)
+#            tests/test_gpu.py pass with that pfft (and the checkout's benchmarks package;
+#            not a default step)
 #   archive  everything written, packed into $OUT/gpu_results.tar.gz
 #
 # Usage: benchmarks/gpu.sh [python]   (default .venv/bin/python if there is one, else python3)
 # Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env
-# build bench device apps test mpi suite install wheel archive"), SIZES (256 512 1024),
-# REAL_SIZES (256 512), DEVICE_ARGS (arguments of benchmarks.per_device), REPEATS (10),
+# build bench device apps test mpi report archive"; add suite, install, wheel to run
+# them), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS (arguments of
+# benchmarks.per_device), APP_N (256), APP_T_END (20), APP_PADDING (1.5), APP_GRAD_N (64), REPEATS (10),
 # WARMUP (2), TEST_WORKERS (4),
 # SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
 # PLATFORM (gpu; "cpu" runs every step on the CPU at small sizes, to check this script
@@ -46,20 +63,23 @@ ROOT=$(pwd)
 PLATFORM=${PLATFORM:-gpu}
 case $PLATFORM in
     gpu) SIZES=${SIZES:-256 512 1024}; REAL_SIZES=${REAL_SIZES:-256 512}; APP_N=${APP_N:-256}
-         MPI_SIZE=${MPI_SIZE:-256}
-         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --directions forward backward --budget-s 150} ;;
+         MPI_SIZE=${MPI_SIZE:-256}; APP_HALO=${APP_HALO:-16}; APP_GRAD_N=${APP_GRAD_N:-64}
+         # the budget keeps the default run under five minutes (1024³ runs first)
+         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --directions forward backward --budget-s 75} ;;
     cpu) SIZES=${SIZES:-32}; REAL_SIZES=${REAL_SIZES:-32}; APP_N=${APP_N:-32}
-         MPI_SIZE=${MPI_SIZE:-32}
+         MPI_SIZE=${MPI_SIZE:-32}; APP_HALO=${APP_HALO:-8}; APP_GRAD_N=${APP_GRAD_N:-16}
          DEVICE_ARGS=${DEVICE_ARGS:---platform cpu --sizes 32 --devices 4 8 --directions forward backward} ;;
     *) echo "PLATFORM must be gpu or cpu, got $PLATFORM" >&2; exit 2 ;;
 esac
+APP_T_END=${APP_T_END:-20}
+APP_PADDING=${APP_PADDING:-1.5}       # Taylor-Green dealiased by the 3/2 rule
 REPEATS=${REPEATS:-10}
 WARMUP=${WARMUP:-2}
 TEST_WORKERS=${TEST_WORKERS:-4}
 SUITE_WORKERS=${SUITE_WORKERS:-8}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-300}
 GPU=${GPU:-0}
-STEPS=${STEPS:-env build bench device apps test mpi suite install wheel archive}
+STEPS=${STEPS:-env build bench device apps test mpi report archive}
 WORK=$ROOT/build/gpu-sh                 # git-ignored; kept between runs on a machine
 PREFIX=$WORK/mpi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -74,7 +94,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 STEP=start
 FAILED=()
-step() { STEP=$1; printf '\n=== %s: %s  (%s)\n' "$1" "$2" "$(date '+%H:%M:%S')"; }
+TIMES=()                                # "step seconds" of each step run
+STEP_START=$SECONDS
+# step NAME WHAT: a step begins (the one before it ends: its time is kept)
+step() {
+    [[ $STEP != start ]] && TIMES+=("$STEP $((SECONDS - STEP_START))")
+    STEP=$1; STEP_START=$SECONDS
+    printf '\n=== %s: %s  (%s)\n' "$1" "$2" "$(date '+%H:%M:%S')"
+}
 die() { printf '\n*** gpu.sh STOPPED in step "%s": %s\n' "$STEP" "$*"; exit 1; }
 fail() { FAILED+=("$STEP: $*"); printf '*** FAILED (%s): %s; going on\n' "$STEP" "$*"; }
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -295,11 +322,14 @@ if want device; then
 fi
 
 if want apps; then
-    step apps "Taylor-Green ${APP_N}³ and N-body ${APP_N}³ on one device"
-    SHOW=12 run taylor_green 300 "$PY" -m benchmarks.apps.taylor_green --n "$APP_N" --grid 1x1 \
-        --t-end 12 --out "$OUT" || true
-    SHOW=12 run nbody 300 "$PY" -m benchmarks.apps.nbody --n "$APP_N" --grid 1x1 --halo 16 --grad-n 64 \
-        --out "$OUT" || true
+    step apps "Taylor-Green ${APP_N}³ to t = $APP_T_END and N-body ${APP_N}³ on one device"
+    SHOW=8 run taylor_green 300 "$PY" -m benchmarks.apps.taylor_green --n "$APP_N" --grid 1x1 \
+        --t-end "$APP_T_END" --padding "$APP_PADDING" --out "$OUT" || true
+    # its last line: the goal's verdict on the whole -dE/dt history (met or NOT met)
+    grep -q "^RMS deviation of -dE/dt" "$OUT/taylor_green.log" \
+        || fail "Taylor-Green: no RMS deviation of -dE/dt (see taylor_green.log)"
+    SHOW=16 run nbody 300 "$PY" -m benchmarks.apps.nbody --n "$APP_N" --grid 1x1 --halo "$APP_HALO" \
+        --grad-n "$APP_GRAD_N" --out "$OUT" || true
 fi
 
 if want test; then
@@ -355,6 +385,49 @@ if want mpi; then
     fi
 fi
 
+# gpu_inputs: "run's file" "name the docs read" pairs of this run's data (a CPU check's
+# files stand in for the GPU's under the GPU names, to check the rendering)
+gpu_inputs() {
+    local p=$PLATFORM app=${APP_N}_1x1_float32
+    local engines=engines; [[ $p == gpu ]] && engines=engines_gpu
+    echo "$engines.csv engines_gpu.csv"; echo "$engines.json engines_gpu.json"
+    echo "real_engines_$p.csv real_engines_gpu.csv"; echo "real_engines_$p.json real_engines_gpu.json"
+    echo "per_device_$p.csv per_device_gpu.csv"
+    echo "mpi_$p.csv mpi_gpu.csv"; echo "mpi_$p.json mpi_gpu.json"
+    echo "mpi_${p}_cuda_mpi.csv mpi_gpu_cuda_mpi.csv"; echo "mpi_${p}_cuda_mpi.json mpi_gpu_cuda_mpi.json"
+    if [[ $APP_N == 256 || $p == cpu ]]; then
+        echo "taylor_green_${app}_padding$APP_PADDING.txt taylor_green_256_1x1_float32_padding1.5.txt"
+        echo "taylor_green_${app}_padding$APP_PADDING.json taylor_green_256_1x1_float32_padding1.5.json"
+        echo "nbody_$app.json nbody_256_1x1_float32.json"
+    fi
+}
+
+if want report; then
+    step report "the docs' GPU tables from this run (python -m benchmarks report)"
+    rm -rf "$OUT/docs"
+    mkdir -p "$OUT/docs"
+    cp -r docs/data "$OUT/docs/data"
+    copied=()
+    while read -r from to; do
+        if [[ -f $OUT/$from ]]; then
+            cp "$OUT/$from" "$OUT/docs/data/$to"
+            copied+=("$to")
+            echo "+ $from -> docs/data/$to"
+        fi
+    done < <(gpu_inputs)
+    [[ $PLATFORM == cpu ]] && echo "(PLATFORM=cpu: the CPU run's files stand in for the GPU's, to check the rendering)"
+    [[ $APP_N == 256 || $PLATFORM == cpu ]] || echo "(APP_N=$APP_N: the apps' tables are of 256³ runs; not copied)"
+    if SHOW=40 run report 300 "$PY" -m benchmarks report --data "$OUT/docs/data" \
+            --figures "$OUT/docs/figures"; then
+        for f in "$OUT"/docs/data/gpu_*.md; do
+            [[ -f $f && $f -nt $STARTED ]] && echo "rendered: docs/data/$(basename "$f") ($(grep -o '20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]' "$f" | sort -u | tr '\n' ' '))"
+        done
+        if ((${#copied[@]})) && [[ $PLATFORM == gpu ]]; then
+            echo "into the docs: (cd $OUT/docs/data && cp ${copied[*]} $ROOT/docs/data/) && python -m benchmarks report"
+        fi
+    fi
+fi
+
 if want suite; then
     cpu_kernels
     step suite "the whole suite with the GPU visible (limit ${SUITE_TIMEOUT}s)"
@@ -382,6 +455,7 @@ if want wheel; then
 fi
 
 cpu_kernels                             # not left running whatever the steps
+[[ $STEP != start ]] && TIMES+=("$STEP $((SECONDS - STEP_START))")
 STEP=summary
 printf '\n=== summary (%s)\n' "$(date '+%H:%M:%S')"
 for f in "$OUT"/*.md; do
@@ -391,6 +465,9 @@ if want archive; then
     tar -C "$OUT" -czf "$WORK/gpu_results.tar.gz" --exclude gpu_results.tar.gz . \
         && mv "$WORK/gpu_results.tar.gz" "$OUT/" && echo "archive: $OUT/gpu_results.tar.gz"
 fi
+echo
+echo "time per step: $(printf '%s s, ' "${TIMES[@]}" | sed 's/, $//')"
+echo "total: $((SECONDS - RUN_START)) s (the default steps are meant to fit in 300 s on one H100)"
 if ((${#FAILED[@]})); then
     echo; echo "*** ${#FAILED[@]} failure(s):"; printf '  - %s\n' "${FAILED[@]}"
     return 1
@@ -401,4 +478,5 @@ echo "all steps ran"
 STARTED=$OUT/.gpu_sh_started            # the tables written by this run are newer
 touch "$STARTED"
 sleep 1
+RUN_START=$SECONDS
 main "$@" 2>&1 | tee -a "$LOG"          # exit status: main's (pipefail)

@@ -257,7 +257,8 @@ def table(rows: list[dict]) -> str:
 def report(data: str, figures: str) -> list[str]:
     """The docs' MPI table (``data/mpi.md``: every ``mpi_*.csv`` run in ``data``, each
     with its caption) and figure (``figures/mpi.png``)."""
-    paths = sorted(glob.glob(os.path.join(data, "mpi_*.csv")))
+    paths = [p for p in sorted(glob.glob(os.path.join(data, "mpi_*.csv")))   # not mpi_gpu's
+             if not os.path.basename(p).startswith(("mpi_gpu", "mpi_cpu"))]
     if not paths:
         return []
     runs = [(common.read_results(p, text=("transform", "dtype", "grid", "one_device"),

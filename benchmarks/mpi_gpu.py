@@ -81,7 +81,9 @@ import pfft  # noqa: E402
 import pfft.mpi  # noqa: E402
 from pfft.engines import native  # noqa: E402
 
-from .common import compare, median_time, quiet_barrier, slowest_rank, write_results  # noqa: E402
+from .common import (compare, median_time, quiet_barrier, run_info, slowest_rank,  # noqa: E402
+                     write_results)
+from .mpi_gpu_report import table  # noqa: E402
 
 TOLERANCE = {"complex64": 1e-5, "complex128": 1e-12}
 
@@ -161,30 +163,6 @@ def bench(shape, dtype, grid, engine, device, transport, repeats, warmup, check_
                 rel_err=err, round_trip_err=round_trip)
 
 
-def table(rows, header: str) -> str:
-    lines = [header, "",
-             "| size | dtype | ranks on one device | grid | engine | pfft.mpi (ms) | "
-             "1 process: jnp.fft.fftn (ms) | 1 process: pfft 1x1, same engine (ms) | "
-             "ratio pfft.mpi / jnp | rel. L2 error | round-trip error |",
-             "|" + "---|" * 11]
-
-    def f(v, fmt):
-        return "—" if v is None else format(v, fmt)
-    for r in rows:
-        lines.append(f"| {r['n']}³ | {r['dtype']} | {r['ranks']} | {r['grid']} | {r['engine']} | "
-                     f"{f(r['mpi_ms'], '.2f')} | {f(r['one_jnp_ms'], '.2f')} | "
-                     f"{f(r['one_pfft_ms'], '.2f')} | {f(r['ratio'], '.2f')} | "
-                     f"{f(r['rel_err'], '.1e')} | {f(r['round_trip_err'], '.1e')} |")
-    lines += ["", f"MPI transport: {rows[0]['transport'] if rows else '?'}. pfft.mpi: the "
-              "slowest rank's time per forward transform, each call after a barrier; 1 "
-              "process: rank 0 alone on the same device while the other ranks wait. Median "
-              "of the repeats after warm-up calls. Errors: relative L2 over the global array, "
-              "against numpy in float64 (— above the check size) and of backward(forward(x)) "
-              "against x. The ranks share one device, so this measures the transport, "
-              "not scaling."]
-    return "\n".join(lines)
-
-
 def main(args) -> None:
     device = jax.devices()[0]
     want = "cpu" if args.platform == "cpu" else "gpu"
@@ -203,6 +181,13 @@ def main(args) -> None:
               f"{datetime.date.today()}; median of {args.repeats} after {args.warmup} warm-up "
               f"calls.")
     say(header)
+    info = None
+    if RANK == 0:                       # the run's record (NAME.json), for the docs' caption
+        info = run_info("benchmarks.mpi_gpu", None,
+                        where=f"{SIZE} MPI ranks sharing one {device.device_kind} "
+                              f"({device.platform}); "
+                              f"{' '.join(MPI.Get_library_version().splitlines()[0].split())}")
+        info["command"] = f"mpirun -n {SIZE} {info['command']}"
     rows, bad = [], []
     for engine in engines:
         r = bench(shape, dtype, grid, engine, device, transport, args.repeats, args.warmup,
@@ -221,7 +206,7 @@ def main(args) -> None:
             name = f"mpi_{want}" + ("_cuda_mpi" if os.environ.get("MPI4JAX_USE_CUDA_MPI") == "1"
                                     else "")
             write_results([{k: ("" if v is None else v) for k, v in row.items()} for row in rows],
-                          table(rows, header), args.out, name)
+                          table(rows, header), args.out, name, info=info)
     if RANK == 0:
         print(table(rows, header).split("\n", 2)[2], flush=True)   # the header came first
     if bad:

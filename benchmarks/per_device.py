@@ -23,6 +23,11 @@ For each configuration, in one run:
   what the program spends in copies that a real exchange replaces by the transfer;
   the rest is the device's local work, what :mod:`benchmarks.model` adds the modelled
   transfers to;
+- the local work's floor: the device's own FFT of a block of the same size
+  (:func:`benchmarks.device_program.floor_transform`: ``jnp.fft.fftn`` or ``rfftn``,
+  cuFFT's 3-D transform on a GPU) plus one copy of the bytes each exchange moves (the
+  block copy's time scaled to them: for ``c2c`` one copy of the block per exchange),
+  and the local work over it (goal: at most 1.05);
 - the memory the program needs, from ``compiled.memory_analysis()`` (arguments +
   outputs + temporaries), in blocks of its input: kept, and with the input donated
   (``donate_argnums``, less what XLA aliases);
@@ -44,11 +49,9 @@ the date and the command (:mod:`benchmarks.model` reads them).
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import math
 import os
-import platform as host_platform
 import sys
 import time
 import traceback
@@ -71,8 +74,9 @@ from pfft.stages import Exchange  # noqa: E402
 
 from .common import first_device, median_time, write_results  # noqa: E402
 from .device_program import (ENGINES, PLANS, Compiler, CopyTransport,  # noqa: E402
-                             block_math, engines_for, exchange_bytes, grid_of, make_block,
-                             probe, program, rel_diff, transfer, transfer_spec)
+                             block_math, device_memory as _device_memory, engines_for,
+                             exchange_bytes, floor_fft_ms, floor_transform, grid_of, machine,
+                             make_block, probe, program, rel_diff, transfer, transfer_spec)
 from .model_report import measured_table  # noqa: E402
 
 __all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures", "machine",
@@ -84,11 +88,14 @@ TOLERANCE = 1e-5              # relative L2, single precision, between engines a
 BATCH_S = 2e-3                # calls shorter than this are timed in back-to-back batches
 FITS = 0.97                   # share of the device's memory a program may plan to use
 
-#: The CSV's columns. ``exchange_mib``: the bytes entering each exchange of the chain.
+#: The CSV's columns. ``exchange_mib``: the bytes entering each exchange of the chain;
+#: ``fft_ms``: the device's own FFT of a block of the same size, ``floor_ms`` that plus
+#: one copy of each exchange's bytes (``copy_ms`` scaled to them).
 COLUMNS = ["platform", "device", "device_memory_gib", "date", "jax", "command", "n",
            "devices", "plan", "grid", "kind", "direction", "engine", "fft_engines",
            "block_mib", "exchanges", "exchange_groups", "exchange_sizes", "exchange_mib", "ms",
-           "copy_ms", "copies_ms", "local_ms", "local_over_copy", "kept_blocks",
+           "copy_ms", "copies_ms", "local_ms", "local_over_copy", "fft_ms", "floor_ms",
+           "local_over_floor", "kept_blocks",
            "donated_blocks", "kept_gib", "donated_gib", "engine_diff", "numpy_err", "status"]
 
 
@@ -207,17 +214,6 @@ def _lower(case: Case, device):
     return kept, donated
 
 
-def _device_memory(device) -> int:
-    """Bytes XLA may use on ``device`` (the host's memory for a CPU)."""
-    try:
-        limit = (device.memory_stats() or {}).get("bytes_limit")
-    except Exception:                               # noqa: BLE001 (not every backend)
-        limit = None
-    if limit:
-        return int(limit)
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
 def _short(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
@@ -309,6 +305,9 @@ def _prepare(c: Case, engine, device, comp: Compiler, limit: int):
                              jax.ShapeDtypeStruct(shape, c.in_dtype),
                              jax.ShapeDtypeStruct((), np.bool_))
         comp.helper(("probe",), probe, (out.shape, out.dtype))
+        key, fn, spec = floor_transform(c.core, c.kind, c.variant)   # the floor's FFT
+        comp.helper(("block",) + spec, make_block(*spec))
+        comp.helper(key, fn, spec)
         return comp.submit(kept), comp.submit(donated)
     return _guarded(c, prepare)
 
@@ -355,6 +354,11 @@ def _measure(c: Case, comp: Compiler, live, repeats: int, check_max_mib: float) 
                                  repeats=repeats)
     del x
     c.result["copies_ms"] = _copies_ms(c.transfers, comp, live, repeats)
+    try:                          # the floor's FFT; where it fails (OOM) the case stands
+        c.result["fft_ms"] = floor_fft_ms(comp, c.core, c.kind, c.variant,
+                                          lambda fn, a: _timed(fn, a, repeats=repeats, warmup=1))
+    except Exception as exc:                      # noqa: BLE001 (reported, run goes on)
+        print(f"{c.name}: no floor: {_short(exc)}", file=sys.stderr)
 
 
 def _copies_ms(transfers, comp: Compiler, live, repeats: int) -> float:
@@ -427,30 +431,22 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
                                               for g in groups)
             row["exchange_sizes"] = ";".join(str(st.size) for st in ex)
             if c.transfers:                       # traced
-                row["exchange_mib"] = ";".join(f"{b / 2**20:.6g}"
-                                               for b in exchange_bytes(c.core, c.transfers,
-                                                                       c.variant))
-        for key in ("ms", "copy_ms", "copies_ms", "engine_diff", "numpy_err"):
+                moved = exchange_bytes(c.core, c.transfers, c.variant)
+                row["exchange_mib"] = ";".join(f"{b / 2**20:.6g}" for b in moved)
+        for key in ("ms", "copy_ms", "copies_ms", "fft_ms", "engine_diff", "numpy_err"):
             row[key] = r.get(key, "")
         if "ms" in r:
             row["local_ms"] = r["ms"] - r["copies_ms"]
             row["local_over_copy"] = row["local_ms"] / r["copy_ms"]
+        if "fft_ms" in r:                         # + one copy of each exchange's bytes
+            row["floor_ms"] = r["fft_ms"] + r["copy_ms"] * sum(moved) / 2 ** 20 / row["block_mib"]
+            row["local_over_floor"] = row["local_ms"] / row["floor_ms"]
         for key in ("kept", "donated"):
             if f"{key}_bytes" in r and r[f"{key}_bytes"]:
                 row[f"{key}_blocks"] = r[f"{key}_blocks"]
                 row[f"{key}_gib"] = r[f"{key}_bytes"] / 2 ** 30
         out.append({k: row.get(k, "") for k in COLUMNS})
     return out
-
-
-def machine(device, command: str) -> dict:
-    """The columns every row carries: platform, device, memory, date, jax, command."""
-    return dict(platform="cpu" if device.platform == "cpu" else "gpu",
-                device=(device.device_kind if device.platform != "cpu" else
-                        f"{host_platform.processor() or host_platform.machine()}, "
-                        f"{os.cpu_count()} cores"),
-                device_memory_gib=f"{_device_memory(device) / 2**30:.1f}",
-                date=str(datetime.date.today()), jax=jax.__version__, command=command)
 
 
 def main(argv=None) -> None:

@@ -413,7 +413,8 @@ def test_per_device_benchmark_tiny(tmp_path):
     """`python -m benchmarks.per_device --platform cpu` at 16³ over 4 and 8 devices: a row
     per grid, plan, kind and engine with the CSV's columns; each result equal to the xla engine's and to
     numpy's block-level math; one size per exchange, the bytes of each transfer traced;
-    times, copies and memory sane."""
+    times, copies and memory sane; the floor (the device's own FFT of the block plus a
+    copy of each exchange's bytes) positive, and the local work over it in the table."""
     proc, rows = _run_benchmark("per_device", "--platform", "cpu", "--sizes", "16",
                                 "--devices", "4", "8", "--repeats", "2", out=tmp_path,
                                 name="per_device_cpu")
@@ -446,8 +447,25 @@ def test_per_device_benchmark_tiny(tmp_path):
             assert engines[0] == "xla" and "native" in engines, r
             # one entry per FFT stage that runs: a slab's 2-D FFT is one
             assert len(engines) == (2 if r["plan"] == "slab" else 3), r
+    # the local work's floor: the device's own FFT of a block of the same size (measured
+    # once per configuration, shared by its engines) plus one copy of each exchange's
+    # bytes (the block copy scaled to them: for c2c one copy of the block per exchange)
+    assert {"fft_ms", "floor_ms", "local_over_floor"} <= set(COLUMNS)
+    for r in ok:
+        fft, floor = float(r["fft_ms"]), float(r["floor_ms"])
+        assert 0 < fft < floor < math.inf, r
+        moved = sum(float(v) for v in r["exchange_mib"].split(";")) / float(r["block_mib"])
+        assert floor == pytest.approx(fft + float(r["copy_ms"]) * moved, rel=1e-5), r  # %.6g
+        if r["kind"] == "c2c":
+            assert moved == pytest.approx(int(r["exchanges"]), rel=1e-5), r
+        assert float(r["local_over_floor"]) == pytest.approx(float(r["local_ms"]) / floor), r
+        assert {s["fft_ms"] for s in ok if (s["devices"], s["plan"], s["kind"]) ==
+                (r["devices"], r["plan"], r["kind"])} == {r["fft_ms"]}, r
+    text = (tmp_path / "per_device_cpu.md").read_text()
+    assert "| floor (ms) | local / floor |" in text
+    assert "**Goal: local work within 1.05× its floor**" in text and "At 16³ on 4: " in text
     assert "| 16³ | 8 | pencil 2x4 | r2c | forward | xla |" in proc.stdout
-    assert (tmp_path / "per_device_cpu.md").read_text().count("| 16³ |") == 24
+    assert text.count("| 16³ |") == 24
     assert {r["direction"] for r in rows} == {"forward"}
 
 
@@ -490,6 +508,36 @@ def test_per_device_backward_programs(tmp_path):
                                                 else 1)
             fewest[r["direction"]] = min(fewest.get(r["direction"], math.inf), blocks)
     assert real["blocks"].startswith(f"{max(fewest.values()):.2f} ("), (real, fewest)
+
+
+def test_floor_verdict_and_older_csvs():
+    """The local work against its floor: the goal's verdict per plan, kind and direction
+    at 1024³ on 8 (engine auto where measured, else the least local work), the count
+    over every configuration and the farthest; a CSV from before the floor (the recorded
+    H100 run's) renders "–" in its columns and no verdict."""
+    from benchmarks import model_report
+
+    def row(n, p, plan, grid, kind, engine, local, floor, direction="forward"):
+        return dict(n=n, devices=p, plan=plan, grid=grid, kind=kind, engine=engine,
+                    direction=direction, status="ok", local_ms=local, floor_ms=floor,
+                    local_over_floor=local / floor)
+    rows = [row(1024, 8, "slab", "8", "c2c", "auto", 3.24, 3.24),
+            row(1024, 8, "slab", "8", "c2c", "native", 3.0, 3.24),      # not the default
+            row(1024, 8, "pencil", "2x4", "c2c", "auto", 4.70, 4.20),
+            row(1024, 8, "pencil", "2x4", "r2c", "xla", 2.5, 2.0),       # no auto: least
+            row(1024, 8, "pencil", "2x4", "r2c", "native", 2.2, 2.0),
+            row(512, 64, "slab", "64", "c2c", "auto", 0.3, 0.2)]
+    text = model_report.floor_verdict(rows)
+    assert "At 1024³ on 8: slab 8 c2c forward (auto): 3.24 / 3.24 ms = **1.00×** (met)" in text
+    assert "pencil 2x4 c2c forward (auto): 4.7 / 4.2 ms = **1.12×** (not met)" in text
+    assert "pencil 2x4 r2c forward (native): 2.2 / 2 ms = **1.10×** (not met)" in text
+    assert "1 of 4 within 1.05×; the farthest 1.50× (512³ on 64, slab c2c forward, auto)" in text
+    old = model_report.load_per_device(os.path.join(ROOT, "docs", "data", "per_device_gpu.csv"))
+    assert "floor_ms" not in old[0] and model_report.floor_verdict(old) == ""
+    table = model_report.measured_table(old)
+    assert "| local / copy | floor (ms) | local / floor |" in table
+    first = next(line for line in table.splitlines() if line.startswith("| 1024³ | 4 |"))
+    assert " | – | – | " in first, first
 
 
 def test_per_device_stand_in_never_takes_the_pieces_path():

@@ -427,7 +427,7 @@ def main(argv=None):
     result = dict(n=args.n, grid=args.grid, box=args.box, a0=args.a0, steps=args.steps,
                   dtype=args.dtype, halo=args.halo, kernel=args.kernel,
                   run=common.run_info("benchmarks.apps.nbody", argv, where.lstrip("; ")
-                                      or "8 simulated CPU devices"))
+                                      or common.devices_in_words()))
     if args.distributed:
         result["processes"] = jax.process_count()
 
@@ -578,21 +578,18 @@ def plot(pm, run, power, a0, path, label, records=(0.1, 0.3, 1.0), draw=True):
     print(f"plot: {path}")
 
 
-# -- the docs' table (python -m benchmarks report) ---------------------------------------
-#: the run the docs show: result file in docs/data -> the table and the figure made of it
+# -- the docs' tables (python -m benchmarks report) --------------------------------------
+#: the runs the docs show: result file in docs/data -> the table (and the figure) made of
+#: it: 64³ on 8 simulated CPU devices, and benchmarks/gpu.sh's 256³ run on one GPU
+#: (rendered where its result is in docs/data)
 RUN = "nbody_64_2x4_float32.json"
-DOCS = {RUN: ("nbody.md", "nbody_growth.png")}
+GPU_RUN = "nbody_256_1x1_float32.json"
+DOCS = {RUN: ("nbody.md", "nbody_growth.png"), GPU_RUN: ("gpu_nbody.md",)}
 
 
-def report(data: str, figures: str) -> list[str]:
-    """``data/nbody.md`` (the run's checks against linear theory and the one-device
-    run) and ``figures/nbody_growth.png`` from the result :data:`RUN` in ``data``."""
-    path = os.path.join(data, RUN)
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        r = json.load(f)
-    info = r.get("run", {})
+def report_lines(r: dict) -> list[str]:
+    """The docs' table of a run's result (its JSON): growth against linear theory,
+    mass, the one-device run, the gradient check, the time per step."""
     g = r["growth"]
     lines = ["| check | result |", "|---|---|"]
     for k, modes, got, want in zip(g["k"], g["modes"], g["measured"], g["pm_linear_theory"]):
@@ -609,19 +606,38 @@ def report(data: str, figures: str) -> list[str]:
                      f"(float64) | relative error {c['relative_error']:.1e} |")
     t = r.get("time_per_step", {})
     if t.get("one_device"):
-        lines.append(f"| time per step | {1e3 * t['grid']:.0f} ms on {r['grid']}, "
-                     f"{1e3 * t['one_device']:.0f} ms on one device "
+        digits = 0 if 1e3 * t["grid"] >= 10 else 1
+        lines.append(f"| time per step | {1e3 * t['grid']:.{digits}f} ms on {r['grid']}, "
+                     f"{1e3 * t['one_device']:.{digits}f} ms on one device "
                      f"({t['grid'] / t['one_device']:.2f}) |")
-    plt = common.pyplot()
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    ax.plot(g["k"], g["measured"], "o-", label=f"pfft {r['n']}³ on {r['grid']}")
-    ax.plot(g["k"], g["pm_linear_theory"], "k:", label="PM linear theory")
-    ax.axhline(1.0, color="grey", lw=0.8, label="continuum linear theory")
-    ax.set(xlabel="k [h/Mpc]", ylabel="P(k,1) / P(k,a0) / (1/a0)²")
-    ax.legend(fontsize=7)
-    png = os.path.join(figures, "nbody_growth.png")
-    common.save_plot(fig, png, common.figure_note(info))
-    return [common.write_doc(os.path.join(data, "nbody.md"), info, "\n".join(lines)), png]
+    return lines
+
+
+def report(data: str, figures: str) -> list[str]:
+    """``data/nbody.md`` and ``figures/nbody_growth.png`` from the result :data:`RUN`,
+    and ``data/gpu_nbody.md`` from :data:`GPU_RUN`, each where its result is in
+    ``data`` (:func:`report_lines`; the caption from the run's record)."""
+    done = []
+    for run, made in DOCS.items():
+        path = os.path.join(data, run)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            r = json.load(f)
+        info, g = r.get("run", {}), r["growth"]
+        for png in (m for m in made if m.endswith(".png")):
+            plt = common.pyplot()
+            fig, ax = plt.subplots(figsize=(5.5, 3.6))
+            ax.plot(g["k"], g["measured"], "o-", label=f"pfft {r['n']}³ on {r['grid']}")
+            ax.plot(g["k"], g["pm_linear_theory"], "k:", label="PM linear theory")
+            ax.axhline(1.0, color="grey", lw=0.8, label="continuum linear theory")
+            ax.set(xlabel="k [h/Mpc]", ylabel="P(k,1) / P(k,a0) / (1/a0)²")
+            ax.legend(fontsize=7)
+            common.save_plot(fig, os.path.join(figures, png), common.figure_note(info))
+            done.append(os.path.join(figures, png))
+        done.insert(0, common.write_doc(os.path.join(data, made[0]), info,
+                                        "\n".join(report_lines(r))))
+    return done
 
 
 if __name__ == "__main__":
