@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 
 from pfft.engines import native
 
-__all__ = ["ALLOW_ENV", "cxx_compiler", "cpu_kernels_expected", "missing_kernels_reason"]
+__all__ = ["ALLOW_ENV", "cxx_compiler", "cpu_kernels_expected", "missing_kernels_reason",
+           "run_checked"]
 
 ALLOW_ENV = "PFFT_ALLOW_NO_KERNELS"
 
@@ -36,3 +38,12 @@ def missing_kernels_reason() -> str:
     if os.environ.get(ALLOW_ENV, "") == "1":
         return f"native CPU engine not built ({ALLOW_ENV}=1): {why}"
     return f"native CPU engine not built and no C++ compiler to build it: {why}"
+
+
+def run_checked(cmd, timeout: float = 900, **kw) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (a build or an install step of a wheel test), failing the test with
+    the tail of its output where it fails."""
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                          timeout=timeout, **kw)
+    assert proc.returncode == 0, f"{cmd} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return proc

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel_build import run_checked
 from pfft.engines import _kernels
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,10 +163,7 @@ needs_wheel = pytest.mark.skipif(
 
 
 def _run(cmd, timeout=1800, **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                          timeout=timeout, **kw)
-    assert proc.returncode == 0, f"{cmd} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    return proc
+    return run_checked(cmd, timeout, **kw)
 
 
 @pytest.fixture(scope="module")

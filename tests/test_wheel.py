@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_build import cxx_compiler
+from kernel_build import cxx_compiler, run_checked
 from pfft.engines import _cpu_features
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,10 +37,7 @@ pytestmark = pytest.mark.skipif(cxx_compiler() is None,
 
 
 def _run(cmd, timeout=900, **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                          timeout=timeout, **kw)
-    assert proc.returncode == 0, f"{cmd} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    return proc
+    return run_checked(cmd, timeout, **kw)
 
 
 @pytest.fixture(scope="module")
