@@ -302,14 +302,15 @@ _STEPS: dict[type, Callable[[_Run, Block, _At], None]] = {
 _TRANSFORMS = (LocalFFT, RealFFT, R2RGroup)
 
 
-def _natural_scale(chain: Chain, inverse: bool, engine: Engine) -> float:
-    """The factor the engine's own transforms apply along ``chain``."""
+def _natural_scale(stages, shapes, inverse: bool, engine: Engine) -> float:
+    """The factor the engine's own transforms apply along ``stages`` (``shapes``: the
+    logical shape before each)."""
     factor = 1.0
-    for st, layout in zip(chain.stages, (chain.in_layout,) + chain.layouts()):
+    for st, shape in zip(stages, shapes):
         if isinstance(st, LocalFFT):
-            factor *= engine.natural_scale(inverse, math.prod(layout.shape[a] for a in st.axes))
+            factor *= engine.natural_scale(inverse, math.prod(shape[a] for a in st.axes))
         elif isinstance(st, RealFFT):      # the real side's points, whichever side it starts
-            points = math.prod(st.n if a == st.axis else layout.shape[a] for a in st.axes)
+            points = math.prod(st.n if a == st.axis else shape[a] for a in st.axes)
             factor *= engine.natural_scale(not st.to_complex, points)
     return factor
 
@@ -326,12 +327,11 @@ def _grouped(stages: list) -> list:
     return out
 
 
-def _prepared(chain: Chain, engine: Engine, transport, block_bytes: int) -> list[_At]:
-    """The stages the loop runs, each with its logical shape and the next transform:
-    the pieces path's rewrite first (where the engine and transport have it), then
-    DCT/DST runs grouped."""
-    shapes = [layout.shape for layout in (chain.in_layout,) + chain.layouts()]
-    stages = list(chain.stages)
+def _prepared(stages, shapes, engine: Engine, transport, block_bytes: int) -> list[_At]:
+    """The stages the loop runs, each with its logical shape (``shapes``: before each of
+    ``stages``) and the next transform: the pieces path's rewrite first (where the
+    engine and transport have it), then DCT/DST runs grouped."""
+    stages = list(stages)
     if pieces_path.enabled(engine, transport):
         stages = pieces_path.rewrite(stages, engine, transport, block_bytes)
     grouped = _grouped(stages)
@@ -354,8 +354,10 @@ def run_chain(x: jax.Array, chain: Chain, *, inverse: bool, scale: float,
     stage's bin weights.
     """
     run = _Run(inverse, weighted, engine, transport, chain.in_layout.balanced, x)
-    block = Block(x, tuple(range(x.ndim)), scale / _natural_scale(chain, inverse, engine))
-    for at in _prepared(chain, engine, transport, x.size * x.dtype.itemsize):
+    shapes = [layout.shape for layout in (chain.in_layout,) + chain.layouts()]
+    block = Block(x, tuple(range(x.ndim)),
+                  scale / _natural_scale(chain.stages, shapes, inverse, engine))
+    for at in _prepared(chain.stages, shapes, engine, transport, x.size * x.dtype.itemsize):
         _STEPS[type(at.stage)](run, block, at)
     block.permute(tuple(range(x.ndim)))
     return block.scaled()
