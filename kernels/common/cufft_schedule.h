@@ -15,6 +15,12 @@
 // is a conjugation, of the output after R2C, of the input copy before C2R (cuFFT
 // overwrites a C2R input, so C2R always works on a copy).
 //
+// A C2R is numpy's irfftn of any half spectrum, Hermitian or not: the inverse C2C over
+// the other axes, then a C2R along the halved axis that takes the real part of its zero
+// bin and, for an even length, of its Nyquist bin. cuFFT's C2R reads a Hermitian half
+// and lets those bins' imaginary parts leak into the result, so they are zeroed in the
+// input copy between the C2C steps and the C2R step (`real_bins`).
+//
 // cuFFT refuses (CUFFT_INVALID_VALUE) a real-side pointer that is not aligned to the
 // complex element: a real step therefore never loops over the inner dimensions (each
 // launch would start one real element further), and where its launches over the outer
@@ -39,6 +45,13 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+// what a CUDA kernel calls too (RealBins)
+#ifdef __CUDACC__
+#define PFFT_HOST_DEVICE __host__ __device__
+#else
+#define PFFT_HOST_DEVICE
+#endif
 
 namespace pfft {
 namespace cufft_schedule {
@@ -75,10 +88,27 @@ struct PitchedCopy {
   long long rows = 0, width = 0, pitch = 0;
 };
 
+// The bins of a C2R's halved axis whose imaginary parts are zeroed in the input copy
+// before the C2R step: the block seen as (outer, bins, inner) complex elements, bin 0
+// and bin `nyquist` (-1: none, an odd length) of each (outer, inner) line
+// (outer == 0: nothing to zero).
+struct RealBins {
+  long long outer = 0, bins = 0, inner = 0, nyquist = -1;
+  PFFT_HOST_DEVICE long long count() const { return outer * inner * (nyquist >= 0 ? 2 : 1); }
+  // the element of the i-th bin to zero, i < count()
+  PFFT_HOST_DEVICE long long element(long long i) const {
+    long long planes = nyquist >= 0 ? 2 : 1;
+    long long in = i % inner, rest = i / inner;
+    long long bin = rest % planes == 0 ? 0 : nyquist;
+    return (rest / planes * bins + bin) * inner + in;
+  }
+};
+
 struct Schedule {
   bool zero_out = false;     // no steps: the output is all zeros (an R2C of no points)
   bool copy_to_tmp = false;  // tmp = in (same shape) before the steps ...
   bool conj_copy = false;    // ... conjugated
+  RealBins real_bins;        // C2R: imaginary parts zeroed in tmp before the C2R step
   PitchedCopy pitch_in;      // pitched = in, before the steps (R2C)
   std::vector<Step> steps;
   PitchedCopy pitch_out;     // out = pitched, after the steps (C2R)
@@ -253,6 +283,8 @@ inline std::string MakeSchedule(Kind kind, const std::vector<long long> &din,
       s.conj_copy = forward;
       s.tmp_elems = Prod(din, 0, int(din.size()));
       c2c_runs(AdjacentRuns(axes, h), din, kInverse, Buffer::kTmp, Buffer::kTmp);
+      s.real_bins = {Prod(din, 0, h), din[h], Prod(din, h + 1, int(din.size())),
+                     dout[h] % 2 == 0 ? dout[h] / 2 : -1};
       Layout l = RealLayout(din, dout, h, true, real_size, s.pitch_out);
       s.pitched_elems = s.pitch_out.rows * s.pitch_out.pitch;
       s.steps.push_back({Kind::kC2R, kInverse, l, Buffer::kTmp,

@@ -122,6 +122,39 @@ std::vector<double> RefC2R(const std::vector<cs_complex> &half, const std::vecto
   return out;
 }
 
+// numpy's irfftn of any half spectrum (Hermitian or not) with exp(sign ...): the C2C
+// over the other axes, then along the halved axis h the real part of the zero bin and,
+// for an even length, of the Nyquist bin, the other bins standing for two (k and n-k).
+std::vector<double> RefIrfftn(std::vector<cs_complex> half, const std::vector<long long> &din,
+                              const std::vector<long long> &dout, const std::vector<int> &axes,
+                              int sign) {
+  int h = axes.back();
+  for (int a : axes)
+    if (a != h) DftAxis(half, din, a, sign);
+  auto si = Strides(din), so = Strides(dout);
+  long long n = dout[h];
+  std::vector<double> out(Count(dout));
+  for (long long o = 0; o < Count(dout); ++o) {
+    long long base = 0, rest = o, x = 0;
+    for (size_t k = 0; k < dout.size(); ++k) {
+      long long idx = rest / so[k];
+      rest %= so[k];
+      if (int(k) == h) x = idx;
+      else base += idx * si[k];
+    }
+    double acc = 0;
+    for (long long k = 0; k < din[h]; ++k) {
+      cs_complex z = half[base + k * si[h]];
+      bool single = k == 0 || 2 * k == n;  // the zero and Nyquist bins
+      if (single) z = z.real();
+      double term = (z * std::polar(1.0, sign * 2 * kPi * double(x * k % n) / n)).real();
+      acc += single ? term : 2 * term;
+    }
+    out[o] = acc;
+  }
+  return out;
+}
+
 // ------------------------------------------------------------ cuFFT's semantics
 
 // A buffer of complex or real elements, with a count of writes per element.
@@ -200,6 +233,12 @@ void RunStep(const cs::Step &st, Buf &src, Buf &dst, long long real_size) {
           for (long long j = 0; j < last; ++j)
             w[k] += v[j] * std::polar(1.0, -2 * kPi * double(j * k % last) / last);
       } else {  // C2R: cuFFT's + sign over the Hermitian extension
+        // cuFFT reads a Hermitian half: what it makes of imaginary zero or Nyquist bins
+        // is not numpy's (they leak into the result), so the schedule must hand it none
+        bool even = last % 2 == 0;
+        CHECK(v[0].imag() == 0 && (!even || v[last / 2].imag() == 0),
+              "C2R launch %lld batch %lld: imaginary zero or Nyquist bin (%g, %g)", lp, b,
+              v[0].imag(), even ? v[last / 2].imag() : 0.0);
         for (long long x = 0; x < last; ++x) {
           cs_complex acc = 0;
           for (long long k = 0; k < last; ++k) {
@@ -287,8 +326,11 @@ void CheckArena(const cs::Schedule &s, long long real_size, const std::string &w
 }
 
 // Runs one handler's schedule as pfft_cuda.cu does and compares with the reference.
+// `hermitian` (C2R): the input is the r2c of a real block, else random bins (numpy's
+// irfftn of them is the reference).
 void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector<int> axes,
-               bool forward, double scale, long long real_size, std::mt19937_64 &rng) {
+               bool forward, double scale, long long real_size, std::mt19937_64 &rng,
+               bool hermitian = true) {
   std::normal_distribution<double> g;
   int h = axes.back();
   auto real_dims = logical, half_dims = logical;
@@ -311,6 +353,12 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
     in.r.resize(Count(din));
     for (auto &v : in.r) v = g(rng);
     expect = RefR2C(in.r, din, axes, sign);
+  } else if (kind == cs::Kind::kC2R && !hermitian) {
+    in.c.resize(Count(din));
+    for (auto &v : in.c) v = cs_complex(g(rng), g(rng));
+    auto y = RefIrfftn(in.c, din, dout, axes, sign);
+    expect.assign(y.begin(), y.end());
+    what += " of random bins";
   } else if (kind == cs::Kind::kC2R) {
     // a Hermitian half: the r2c of a real block (imaginary DC/Nyquist bins are zero)
     std::vector<double> x(Count(dout));
@@ -325,6 +373,10 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
       for (size_t i = 0; i < x.size(); ++i) nx[i] = double(big_n) * x[i];
       CHECK(RelErr(expect, nx) < 1e-10, "%s: reference c2r(r2c(x)) != N x", what.c_str());
     }
+    auto z = RefIrfftn(in.c, din, dout, axes, sign);  // the two references agree there
+    CHECK(RelErr(expect, std::vector<cs_complex>(z.begin(), z.end())) < 1e-10,
+          "%s: numpy's irfftn of a Hermitian half differs from the Hermitian extension's",
+          what.c_str());
   } else {
     in.c.resize(Count(din));
     for (auto &v : in.c) v = cs_complex(g(rng), g(rng));
@@ -352,6 +404,12 @@ void CheckCase(cs::Kind kind, const std::vector<long long> &logical, std::vector
   };
   int before = failures;
   for (const cs::Step &st : s.steps) {
+    if (st.kind == cs::Kind::kC2R)  // as pfft_cuda.cu's ZeroImag, between C2C and C2R
+      for (long long i = 0; i < s.real_bins.count(); ++i) {
+        long long at = s.real_bins.element(i);
+        CHECK(at >= 0 && at < tmp.size(), "%s: real bin %lld outside the copy", what.c_str(), at);
+        if (at >= 0 && at < tmp.size()) tmp.c[at].imag(0);
+      }
     CHECK(st.dst != cs::Buffer::kIn, "%s: a step writes the input", what.c_str());
     RunStep(st, buffer(st.src), buffer(st.dst), real_size);
   }
@@ -464,6 +522,11 @@ int main() {
         CheckCase(kind, {3, 8, 7}, axes, fwd, 1.0, 8, rng);
         CheckCase(kind, {5, 3, 3}, axes, fwd, 1.0, 4, rng);
         cases += 3;
+        if (kind == cs::Kind::kC2R) {  // random bins, even and odd halved lengths
+          CheckCase(kind, {6, 5, 4}, axes, fwd, 0.5, 4, rng, false);
+          CheckCase(kind, {3, 8, 7}, axes, fwd, 1.0, 8, rng, false);
+          cases += 2;
+        }
       }
   // random blocks: 1 to 5 dims of 1 to 7, 1 to 4 axes in any order
   std::uniform_int_distribution<int> nd(1, 5), len(1, 7), coin(0, 1), k3(0, 2);
@@ -477,7 +540,7 @@ int main() {
     int naxes = std::uniform_int_distribution<int>(1, std::min(ndim, 4))(rng);
     std::vector<int> axes(all.begin(), all.begin() + naxes);
     CheckCase(kinds[k3(rng)], dims, axes, coin(rng) == 1, coin(rng) ? 1.0 : 0.25,
-              coin(rng) ? 4 : 8, rng);
+              coin(rng) ? 4 : 8, rng, coin(rng) == 1);
     ++cases;
   }
   if (failures) {

@@ -36,8 +36,9 @@
 // axes, each one cufftPlanMany over one batch dimension and a loop of launches over the
 // other; real transforms as a rank-1 R2C/C2R plan on the halved axis and C2C on the rest;
 // the sign cuFFT lacks for real transforms as a conjugation, fused into the scaling pass
-// (R2C) or into the input copy C2R needs anyway (cuFFT overwrites a C2R input). This
-// file only executes such a schedule.
+// (R2C) or into the input copy C2R needs anyway (cuFFT overwrites a C2R input); a C2R's
+// zero and Nyquist bins made real in that copy before the C2R step (numpy's irfftn of a
+// half spectrum that is not Hermitian). This file only executes such a schedule.
 //
 // Plans live in a bounded LRU cache (kernels/common/lru_cache.h) keyed by (type,
 // geometry, device, stream); each plan has its own mutex for set-stream /
@@ -201,6 +202,15 @@ __global__ void CopyConj(const T *in, T *out, long long count) {
     v.y = -v.y;
     out[i] = v;
   }
+}
+
+// The imaginary parts of the bins `bins` names (cufft_schedule.h's RealBins) set to 0.
+template <typename T>
+__global__ void ZeroImag(T *x, pfft::cufft_schedule::RealBins bins) {
+  long long count = bins.count();
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x)
+    x[bins.element(i)].y = 0;
 }
 
 unsigned Blocks(long long count) {
@@ -367,9 +377,19 @@ ffi::Error Run(const Prepared &p, cudaStream_t stream, bool dbl, cs::Kind kind, 
       default: return pitched;
     }
   };
-  for (size_t i = 0; i < s.steps.size(); ++i)
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    if (s.steps[i].kind == cs::Kind::kC2R && s.real_bins.count() > 0) {
+      long long zeros = s.real_bins.count();
+      if (dbl)
+        ZeroImag<cufftDoubleComplex><<<Blocks(zeros), 256, 0, stream>>>(
+            static_cast<cufftDoubleComplex *>(tmp), s.real_bins);
+      else
+        ZeroImag<cufftComplex><<<Blocks(zeros), 256, 0, stream>>>(
+            static_cast<cufftComplex *>(tmp), s.real_bins);
+    }
     PFFT_TRY(ExecStep(stream, *p.plans[i], work, dbl, s.steps[i], buffer(s.steps[i].src),
                       buffer(s.steps[i].dst)));
+  }
   if (s.pitch_out.rows)  // C2R likewise: the padded rows back to the dense output
     PFFT_CUDA(cudaMemcpy2DAsync(y, s.pitch_out.width * real, pitched, s.pitch_out.pitch * real,
                                 s.pitch_out.width * real, s.pitch_out.rows,
