@@ -44,6 +44,7 @@ from .blocks import blocks_of
 from .grid import mesh_shape_of
 from .layout import default_layout, layout_from_spec, names_of, split_entry
 from .chain_search import build_chain
+from .engines import lax_fft
 from .sharding import is_explicit, is_tracer, mesh_of, place, spec_of
 from .stages import Gather
 
@@ -110,7 +111,7 @@ def _twiddle(j1, k2, n: int, inverse: bool, dtype):
 def _six_step(block, names, p: int, n1: int, n2: int, inverse: bool, scale: float):
     """The transform of one device's block (last axis: its ``n/p`` points)."""
     batch = block.shape[:-1]
-    fft = jnp.fft.ifft if inverse else jnp.fft.fft
+    fft = lax_fft.ifft if inverse else jnp.fft.fft     # lax_fft: scaled at every size
     name = names if len(names) > 1 else names[0]
     d = lax.axis_index(name)
     x = block.reshape(batch + (n2 // p, n1))                       # rows j2, all j1

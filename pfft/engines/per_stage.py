@@ -12,7 +12,9 @@ axis) is a loop of launches for the native kernel, one per outer index, slower t
 XLA's transposes: XLA runs it. Scaling decides a tie: ``lax.fft``'s inverse applies
 ``1/n`` in a pass of its own, the native kernel the factor asked for (none for 1), so
 an inverse transform over the innermost axes goes to XLA only where that factor is
-``1/n``.
+``1/n``, and only below :data:`pfft.engines.lax_fft.SCALE_LIMIT` output elements: from
+there XLA's GPU FFT leaves inverses unscaled, ``lax_fft`` rewrites them at the cost of
+a pass or two, and the native kernel, exact at every size, runs them.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import threading
 
 import jax.numpy as jnp
 
-from . import r2r as r2r_ops
+from . import lax_fft, r2r as r2r_ops
 from . import xla
 from .native import NativeEngine
 
@@ -58,15 +60,16 @@ class PerStageEngine:
         return 1.0
 
     def route(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
-              scales_inverse: bool, scale: float, n: int) -> str:
+              scales_inverse: bool, scale: float, n: int, out_size: int) -> str:
         """"native" or "xla" for a transform over block axes ``positions`` (``real``:
-        the last is the halved axis) of a block of ``shape``: ``scales_inverse`` for the
-        transforms ``lax.fft`` scales by ``1/n`` (inverse complex, complex-to-real).
-        Recorded (:meth:`recording`)."""
+        the last is the halved axis) of a block of ``shape`` into ``out_size`` elements:
+        ``scales_inverse`` for the transforms ``lax.fft`` scales by ``1/n`` (inverse
+        complex, complex-to-real). Recorded (:meth:`recording`)."""
         ndim, k = len(shape), len(positions)
         trailing = (0 < k <= 3 and sorted(positions) == list(range(ndim - k, ndim))
                     and positions[-1] == ndim - 1)
-        unscaled_tie = not scales_inverse or math.isclose(scale * n, 1.0, rel_tol=1e-12)
+        unscaled_tie = not scales_inverse or (
+            math.isclose(scale * n, 1.0, rel_tol=1e-12) and out_size < lax_fft.SCALE_LIMIT)
         if trailing and unscaled_tie:
             choice = "xla"
         else:
@@ -90,17 +93,18 @@ class PerStageEngine:
         axes = tuple(a % x.ndim for a in axes)
         n = math.prod(x.shape[a] for a in axes)
         if self.route(axes, x.shape, real=False, scales_inverse=inverse, scale=scale,
-                      n=n) == "native":
+                      n=n, out_size=x.size) == "native":
             return self.native.fft(x, axes, inverse, scale=scale, inplace=inplace)
         y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
-             else (jnp.fft.ifftn if inverse else jnp.fft.fftn)(x, axes=axes))
+             else xla.fft_axes(x, axes, inverse))
         return _scaled(y, scale * (n if inverse else 1)), 1.0
 
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         axes = tuple(a % x.ndim for a in axes)
         n = math.prod(x.shape[a] for a in axes)
         if self.route(axes, x.shape, real=True, scales_inverse=False, scale=scale,
-                      n=n) == "native":
+                      n=n, out_size=x.size // max(x.shape[axes[-1]], 1) * (
+                          x.shape[axes[-1]] // 2 + 1)) == "native":
             return self.native.rfft(x, axes, inverse=inverse, scale=scale)
         y = (xla.rfft_trailing(x, len(axes)) if _trailing(axes, x.ndim)
              else jnp.fft.rfftn(x, axes=axes))    # the - sign; a real input's + sign
@@ -111,12 +115,12 @@ class PerStageEngine:
         lengths = [x.shape[a] for a in axes[:-1]] + [n]
         points = math.prod(lengths)
         if self.route(axes, x.shape, real=True, scales_inverse=True, scale=scale,
-                      n=points) == "native":
+                      n=points, out_size=x.size // max(x.shape[axes[-1]], 1) * n) == "native":
             return self.native.irfft(x, axes, n, inverse=inverse, scale=scale)
         # the - sign transform of Hermitian z is the + sign transform of conj(z)
         x = x if inverse else jnp.conj(x)
         y = (xla.irfft_trailing(x, len(axes), n) if _trailing(axes, x.ndim)
-             else jnp.fft.irfftn(x, lengths, axes=axes))
+             else xla.irfft_axes(x, axes, lengths))
         return _scaled(y, scale * points), 1.0
 
     def r2r(self, x, ops, axes):

@@ -232,6 +232,15 @@ def apply_along(x, ops, axes):
     return x
 
 
+def _fft_of(xp):
+    """The inverse real FFTs for the array module ``xp``: numpy's, or for ``jax.numpy``
+    :mod:`pfft.engines.lax_fft`'s (scaled at every size, where XLA's GPU FFT is not)."""
+    if xp is np:
+        return np.fft
+    from . import lax_fft
+    return lax_fft
+
+
 def _twiddle(angles: np.ndarray, dtype, xp):
     """``(cos, sin)`` of ``angles`` (float64) as arrays of ``dtype``."""
     return xp.asarray(np.cos(angles), dtype=dtype), xp.asarray(np.sin(angles), dtype=dtype)
@@ -285,7 +294,7 @@ def _dct3(x, xp):
     # V[k] = e^{+i pi k/2n} (x[k] - i x[n-k]): the DFT of Makhoul's reordering, times 2
     re = c * head + s * tail
     im = s * head - c * tail
-    v = xp.fft.irfft(re + 1j * im, n, axis=-1) * n                    # n * ifft: unnormalised
+    v = _fft_of(xp).irfft(re + 1j * im, n, axis=-1) * n               # n * ifft: unnormalised
     return _interleaved(v.astype(x.dtype), x.ndim - 1, xp)
 
 
@@ -436,7 +445,8 @@ def _group_type3(x, families, xp):
         e = xp.asarray(np.exp(1j * np.pi * np.arange(m) / (2 * m)), dtype=ctype)
         a = _along(e, ax, nd) * (a - 1j * mirrored)
     size = math.prod(x.shape[ax] for ax in axes)
-    v = (xp.fft.irfftn(a, s=tuple(x.shape[ax] for ax in axes), axes=axes) * size).astype(real)
+    v = (_fft_of(xp).irfftn(a, s=tuple(x.shape[ax] for ax in axes), axes=axes)
+         * size).astype(real)
     for ax in axes:
         v = _interleaved(v, ax, xp)
     for ax, family in zip(axes, families):

@@ -2,7 +2,9 @@
 
 XLA transforms at most the three innermost axes of an array in one call, out of
 place; a forward transform is unscaled and an inverse one scaled by ``1/n``
-(complex-to-real ones too, with ``n`` the real length). As a plan's engine
+(complex-to-real ones too, with ``n`` the real length). Every call goes through
+:func:`pfft.engines.lax_fft.fft`, which rewrites the inverses that XLA's GPU FFT would
+leave unscaled (2³¹ output elements and more). As a plan's engine
 (:data:`ENGINE`) it is given blocks whose transformed axes the chain has put
 innermost, and leaves every factor it is handed for the next copy the chain makes.
 """
@@ -13,10 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import r2r as r2r_ops
+from . import lax_fft, r2r as r2r_ops
 
-__all__ = ["fft_trailing", "rfft_trailing", "irfft_trailing", "natural_scale", "XlaEngine",
-           "ENGINE"]
+__all__ = ["fft_trailing", "rfft_trailing", "irfft_trailing", "fft_axes", "irfft_axes",
+           "natural_scale", "XlaEngine", "ENGINE"]
 
 _MAX_AXES = 3
 
@@ -26,8 +28,8 @@ def natural_scale(inverse: bool, n: int) -> float:
     return 1.0 / n if inverse else 1.0
 
 
-def _fft_axes(x: jax.Array, axes, inverse: bool) -> jax.Array:
-    """Complex FFT over arbitrary ``axes`` (moved last and back)."""
+def fft_axes(x: jax.Array, axes, inverse: bool) -> jax.Array:
+    """Complex FFT over arbitrary ``axes`` (moved last and back), numpy's scaling."""
     rest = [a for a in range(x.ndim) if a not in axes]
     perm = rest + list(axes)
     y = fft_trailing(jnp.transpose(x, perm), len(axes), inverse)
@@ -38,17 +40,17 @@ def fft_trailing(x: jax.Array, k: int, inverse: bool) -> jax.Array:
     """FFT over the last ``k`` axes of ``x`` (forward sign, or inverse)."""
     fft_type = lax.FftType.IFFT if inverse else lax.FftType.FFT
     if k > _MAX_AXES:                # XLA takes three at a time: do the leading ones first
-        x = _fft_axes(x, range(x.ndim - k, x.ndim - _MAX_AXES), inverse)
+        x = fft_axes(x, range(x.ndim - k, x.ndim - _MAX_AXES), inverse)
         k = _MAX_AXES
-    return lax.fft(x, fft_type, x.shape[x.ndim - k:])
+    return lax_fft.fft(x, fft_type, x.shape[x.ndim - k:])
 
 
 def rfft_trailing(x: jax.Array, k: int) -> jax.Array:
     """Real-to-complex FFT over the last ``k`` axes (the last one halved)."""
     m = min(k, _MAX_AXES)
-    y = lax.fft(x, lax.FftType.RFFT, x.shape[x.ndim - m:])
+    y = lax_fft.fft(x, lax.FftType.RFFT, x.shape[x.ndim - m:])
     if k > m:
-        y = _fft_axes(y, range(x.ndim - k, x.ndim - m), inverse=False)
+        y = fft_axes(y, range(x.ndim - k, x.ndim - m), inverse=False)
     return y
 
 
@@ -56,8 +58,17 @@ def irfft_trailing(x: jax.Array, k: int, n: int) -> jax.Array:
     """Complex-to-real inverse FFT over the last ``k`` axes, ``n`` real points last."""
     m = min(k, _MAX_AXES)
     if k > m:
-        x = _fft_axes(x, range(x.ndim - k, x.ndim - m), inverse=True)
-    return lax.fft(x, lax.FftType.IRFFT, x.shape[x.ndim - m:-1] + (n,))
+        x = fft_axes(x, range(x.ndim - k, x.ndim - m), inverse=True)
+    return lax_fft.fft(x, lax.FftType.IRFFT, x.shape[x.ndim - m:-1] + (n,))
+
+
+def irfft_axes(x: jax.Array, axes, lengths) -> jax.Array:
+    """numpy's ``irfftn(x, lengths, axes)`` for ``x`` that already holds ``lengths[:-1]``
+    points and ``lengths[-1]//2 + 1`` bins along ``axes`` (moved last and back)."""
+    axes = [a % x.ndim for a in axes]
+    tail = list(range(x.ndim - len(axes), x.ndim))
+    x = jnp.moveaxis(x, axes, tail)
+    return jnp.moveaxis(irfft_trailing(x, len(axes), int(lengths[-1])), tail, axes)
 
 
 def _innermost(axes, ndim: int) -> int:
