@@ -276,6 +276,11 @@ def _exchange(run: _Run, block: Block, at: _At) -> None:
 
 def _gather(run: _Run, block: Block, at: _At) -> None:
     st = at.stage
+    if not run.engine.keeps_order:
+        # the gathered axis outermost: else XLA:CPU may lay out the gather, and the FFT
+        # before it, with that axis outermost in memory, a layout its FFT refuses
+        # (a RET_CHECK in fft_thunk at run time)
+        block.permute((st.axis,) + tuple(a for a in block.order if a != st.axis))
     pos = block.order.index(st.axis)
     data = run.transport.all_gather(block.scaled(), st.mesh_axis, pos)
     block.data = _join(data, pos, at.shape[st.axis], st.size, run.balanced)

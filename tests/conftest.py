@@ -105,6 +105,28 @@ def engine_plan(shape, dtype, mesh, engine, **kw):
     return plan
 
 
+def use_engine(engine, monkeypatch, devices) -> None:
+    """Make ``engine`` the one that plans naming none run on ``devices``
+    (``$PFFT_ENGINE``, as the public functions' plans read it), checked to be that
+    engine and not a fallback: on CPUs "auto" is "native" where the kernels are
+    built, else "xla"; "native" skips only where the CPU kernels cannot be built.
+    Plans cached before are dropped (monkeypatch restores the variable after)."""
+    import pfft
+    from kernel_build import cpu_kernels_expected, missing_kernels_reason
+    from pfft.engines import choice, native
+
+    cpu = devices[0].platform == "cpu"
+    built = native.available("cpu" if cpu else "gpu")
+    if cpu and engine == "native" and not built and not cpu_kernels_expected():
+        pytest.skip(missing_kernels_reason())
+    monkeypatch.setenv("PFFT_ENGINE", engine)
+    pfft.clear_plan_cache()
+    want = {"native": "native", "xla": "xla",
+            "auto": ("native" if built else "xla") if cpu else "auto"}[engine]
+    got = choice.engine_for_plan(None, devices)
+    assert got.name == want, (engine, got)
+
+
 @pytest.fixture(scope="session")
 def devices():
     assert len(jax.devices()) >= 8, "tests need 8 simulated CPU devices"

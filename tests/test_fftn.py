@@ -10,8 +10,9 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 import pfft
 from pfft.engines import native
 from pfft.hlo import count_collectives
-from conftest import (ENGINES, NORMS, TOL, engine_plan, numpy_axes, planned_collectives,
-                      random_array, rel_err, transform_problems)
+from conftest import (ENGINES, TOL, numpy_axes, planned_collectives, random_array,
+                      rel_err, transform_problems, use_engine)
+from transform_cases import C2C, CASES, TOL as TOL_CASES, check
 
 DTYPES = [np.complex64, np.complex128]
 
@@ -45,33 +46,32 @@ def test_round_trip_returns_to_the_input_sharding(grid, dtype):
     assert rel_err(y, x) <= TOL[dtype]
 
 
-# a slab, a pencil, and a pencil with a length (7) that the grid cannot split evenly
-ENGINE_LAYOUTS = [((8,), (16, 12, 10)), ((2, 4), (8, 12, 6)), ((2, 2), (6, 10, 7))]
-# 3-5x the largest error measured here on either engine (float32: 1.5e-7, float64: 4.1e-16)
-ENGINE_TOL = {np.complex64: 5e-7, np.complex128: 2e-15}
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("engine", ENGINES)
-def test_every_engine_gives_numpys_fftn_and_ifftn(engine, dtype):
-    """Each local FFT engine on a slab, a pencil and an uneven pencil, one norm each:
-    the forward is numpy's fftn of its input; the backward numpy's ifftn of a spectrum
-    of its own (not the forward's output: no defect of both directions cancels)."""
-    rng = np.random.default_rng(12)
-    for (grid, shape), norm in zip(ENGINE_LAYOUTS, NORMS):
-        plan = engine_plan(shape, dtype, pfft.make_mesh(grid), engine, norm=norm)
-        x = random_array(rng, shape, dtype)
-        k = plan.forward(jax.device_put(x, plan.in_sharding))
-        assert k.dtype == dtype and k.shape == shape
-        want = np.fft.fftn(x.astype(np.complex128), norm=norm)
-        assert rel_err(k, want) <= ENGINE_TOL[dtype], (grid, norm)
-        spectrum = random_array(rng, shape, dtype)
-        back = plan.backward(jax.device_put(spectrum, plan.out_sharding))
-        want = np.fft.ifftn(spectrum.astype(np.complex128), norm=norm)
-        assert back.dtype == dtype and rel_err(back, want) <= ENGINE_TOL[dtype], (grid, norm)
+@pytest.mark.parametrize("case", C2C, ids=lambda c: c.id)
+def test_every_engine_gives_numpys_complex_transforms(case, engine, monkeypatch, devices):
+    """Each local FFT engine runs fftn, ifftn, fft, ifft, fft2 and ifft2 with numpy's
+    values (:mod:`transform_cases`, the cases tests/test_gpu.py runs on a GPU): each
+    inverse of an input of its own (not a forward's output: no defect of both
+    directions cancels), on slab and pencil grids."""
+    use_engine(engine, monkeypatch, devices)
+    mesh = pfft.make_mesh(case.grid)
+    err = check(case, lambda x: pfft.device_put(x, mesh))
+    assert err <= TOL_CASES[np.dtype(case.dtype)], (case.id, err)
 
 
-def test_issue_example_on_a_2x4_grid():
+@pytest.mark.parametrize("engine", ["native", "xla"])     # "auto" is "native" on CPUs
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_engine_gives_numpys_transforms_on_one_device(case, engine, monkeypatch, devices):
+    """Every case of :mod:`transform_cases` (complex, real and r2r) on a one-device
+    mesh, as tests/test_gpu.py runs them on one GPU: a plan of local transforms alone,
+    each engine given the axes in the order the call names them."""
+    use_engine(engine, monkeypatch, devices)
+    mesh = pfft.make_mesh((1, 1), devices[:1])
+    err = check(case, lambda x: pfft.device_put(x, mesh))
+    assert err <= TOL_CASES[np.dtype(case.dtype)], (case.id, err)
+
+
+def test_readme_example_on_a_2x4_grid():
     mesh = pfft.make_mesh(8)
     x = pfft.device_put(np.random.default_rng(1).random((128, 96, 64)) + 0j, mesh)
     k = pfft.fftn(x)

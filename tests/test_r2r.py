@@ -17,7 +17,8 @@ import pfft
 from pfft.engines import r2r
 from pfft.hlo import count_collectives
 from pfft.mesh_plan import ReplicationWarning
-from conftest import GRIDS, planned_collectives, rel_err
+from conftest import ENGINES, GRIDS, planned_collectives, rel_err, use_engine
+from transform_cases import R2R as R2R_CASES, TOL as TOL_CASES, check
 
 KINDS = r2r.R2R_KINDS
 NORMS = ("backward", "ortho", "forward")
@@ -143,6 +144,18 @@ def test_any_shape_on_any_grid_matches_scipy(shape, grid, kind, dtype, norm, axe
     assert y.dtype == dtype
     want = SCIPY_N[family, False](x.astype(np.float64), t, axes=axes, norm=norm)
     assert rel_err(y, want) < TOL[dtype]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", R2R_CASES, ids=lambda c: c.id)
+def test_every_engine_gives_scipys_dctn_and_dstn(case, engine, monkeypatch, devices):
+    """Each local FFT engine runs dctn, dstn and their inverses with scipy's values
+    (:mod:`transform_cases`, the cases tests/test_gpu.py runs on a GPU): every type
+    and norm, axes subsets, s, batch axes, float32 and float64."""
+    use_engine(engine, monkeypatch, devices)
+    mesh = pfft.make_mesh(case.grid)
+    err = check(case, lambda x: pfft.device_put(x, mesh))
+    assert err <= TOL_CASES[np.dtype(case.dtype)], (case.id, err)
 
 
 def test_s_crops_and_pads_and_complex_and_integer_inputs_match_scipy():

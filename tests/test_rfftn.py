@@ -8,7 +8,9 @@ from jax.sharding import PartitionSpec as P
 
 import pfft
 from conftest import (ENGINES, GRIDS, NORMS, TOL, engine_plan, numpy_axes,
-                      planned_collectives, random_array, rel_err, transform_problems)
+                      planned_collectives, random_array, rel_err, transform_problems,
+                      use_engine)
+from transform_cases import REAL as REAL_CASES, TOL as TOL_CASES, check
 
 REAL = {np.float32: np.complex64, np.float64: np.complex128}
 
@@ -34,36 +36,22 @@ def test_rfftn_and_irfftn_match_numpy(p):
     assert rel_err(back, want_back) <= TOL[cdtype]
 
 
-# (grid, real shape, axes, norm): a slab; a pencil with an odd halved axis; a pencil
-# halving axis 0 of a plan over two axes, with a length (7) the grid cannot split evenly
-ENGINE_CASES = [((8,), (16, 12, 10), None, "backward"), ((2, 4), (8, 12, 9), None, "ortho"),
-                ((2, 2), (6, 10, 7), (2, 0), "forward")]
-# 4-7x the largest error measured here, forward, backward or gradient, on either engine
-# (float32: 1.2e-7, float64: 3.1e-16)
-ENGINE_TOL = {np.float32: 5e-7, np.float64: 2e-15}
+# 4-7x the largest error measured in the gradients below on either engine (float64:
+# 3.1e-16)
+ENGINE_TOL = {np.float64: 2e-15}
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_every_engine_gives_numpys_rfftn_and_irfftn(engine, dtype):
-    """Each local FFT engine: the forward is numpy's rfftn of its input, the backward
-    numpy's irfftn of a half spectrum of its own, not Hermitian (numpy drops the
-    imaginary parts it cannot hold)."""
-    rng = np.random.default_rng(13)
-    for grid, shape, axes, norm in ENGINE_CASES:
-        plan = engine_plan(shape, dtype, pfft.make_mesh(grid), engine, kind="r2c", axes=axes,
-                           norm=norm)
-        ax = tuple(range(len(shape))) if axes is None else axes
-        x = rng.standard_normal(shape).astype(dtype)
-        k = plan.forward(jax.device_put(x, plan.in_sharding))
-        want = np.fft.rfftn(x.astype(np.float64), axes=ax, norm=norm)
-        assert k.dtype == REAL[dtype] and k.shape == want.shape
-        assert rel_err(k, want) <= ENGINE_TOL[dtype], (grid, axes)
-        spectrum = random_array(rng, want.shape, REAL[dtype])
-        back = plan.backward(jax.device_put(spectrum, plan.out_sharding))
-        want = np.fft.irfftn(spectrum.astype(np.complex128), s=[shape[a] for a in ax],
-                             axes=ax, norm=norm)
-        assert back.dtype == dtype and rel_err(back, want) <= ENGINE_TOL[dtype], (grid, axes)
+@pytest.mark.parametrize("case", REAL_CASES, ids=lambda c: c.id)
+def test_every_engine_gives_numpys_real_transforms(case, engine, monkeypatch, devices):
+    """Each local FFT engine runs rfftn, irfftn and numpy's 1-D and 2-D real functions
+    with numpy's values (:mod:`transform_cases`, the cases tests/test_gpu.py runs on a
+    GPU): the inverses of random half spectra, not Hermitian (numpy drops the
+    imaginary parts it cannot hold), even and odd lengths, s, axes, every norm."""
+    use_engine(engine, monkeypatch, devices)
+    mesh = pfft.make_mesh(case.grid)
+    err = check(case, lambda x: pfft.device_put(x, mesh))
+    assert err <= TOL_CASES[np.dtype(case.dtype)], (case.id, err)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -109,7 +109,9 @@ class XlaEngine:
         return natural_scale(inverse, n)
 
     def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
-        return fft_trailing(x, _innermost(axes, x.ndim), inverse), scale
+        # a complex transform over several axes is the same in any order of them
+        return fft_trailing(x, _innermost(sorted(a % x.ndim for a in axes), x.ndim),
+                            inverse), scale
 
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         y = rfft_trailing(x, _innermost(axes, x.ndim))
