@@ -11,8 +11,9 @@ Topics (``python -m benchmarks TOPIC --help`` for each one's options)::
     mpi         pfft.mpi against mpi4py-fft (--scaling: pfft.mpi alone), one process per
                 rank: mpirun -n 4 python -m benchmarks mpi
     apps        taylor_green | nbody: the applications against their published references
-    gpu         engines | real_engines | per_device | mpi_gpu: one device's transforms and
-                the per-device program of a p-GPU plan (benchmarks/gpu.sh runs them all)
+    gpu         engines | real_engines | per_device | huge_blocks | mpi_gpu: one device's
+                transforms, the per-device program of a p-GPU plan, blocks of 2³¹ points
+                against their exact values (benchmarks/gpu.sh runs them all)
     model       the cost model's multi-GPU predictions (--per-device CSV: from measurements)
     report      the docs' tables (docs/data/*.md) and figures (docs/figures/) from the
                 data in docs/data: python -m benchmarks report [--data DIR] [--figures DIR]
@@ -35,12 +36,12 @@ TOPICS = {
     "transforms": "suite", "peers": "suite", "real": "real_workloads", "r2r": "r2r",
     "mpi": "mpi", "model": "model",
     "apps": ("apps.{}", {"taylor_green", "nbody"}),
-    "gpu": ("{}", {"engines", "real_engines", "per_device", "mpi_gpu"}),
+    "gpu": ("{}", {"engines", "real_engines", "per_device", "huge_blocks", "mpi_gpu"}),
 }
 #: the modules whose ``report(data, figures)`` renders the docs' tables and figures
 #: (``suite_report`` and ``model_report``: the rendering halves of ``suite`` and ``model``)
 REPORTERS = ("suite_report", "real_workloads", "r2r", "mpi", "apps.taylor_green", "apps.nbody",
-             "model_report", "engines", "real_engines", "mpi_gpu_report")
+             "model_report", "engines", "real_engines", "huge_blocks", "mpi_gpu_report")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

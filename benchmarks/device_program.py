@@ -10,8 +10,8 @@
 - :func:`block_math`, what the program computes from a device's block, in numpy
   (float64): the reference;
 - :func:`grid_of` and :func:`engines_for`: the plans' grids and engines;
-- :func:`make_block`, :func:`probe`, :func:`rel_diff` and :class:`Compiler`: blocks
-  made on the device, the samples engines compare, and programs compiled in threads;
+- :func:`make_block`, :func:`rel_diff` and :class:`Compiler`: blocks made on the
+  device, the error measure, and programs compiled in threads;
 - :func:`floor_transform` and :func:`floor_fft_ms`: the device's own FFT of a block of
   the same size (``jnp.fft.fftn`` / ``rfftn``: cuFFT's 3-D transform on a GPU), the
   transform part of the local work's floor;
@@ -47,7 +47,7 @@ from pfft.chain_search import Chain
 from pfft.stages import Exchange, LocalFFT, RealFFT
 
 __all__ = ["CopyTransport", "transfer", "block_math", "program", "exchange_bytes",
-           "make_block", "probe", "rel_diff", "Compiler", "transfer_spec", "grid_of",
+           "make_block", "rel_diff", "Compiler", "transfer_spec", "grid_of",
            "engines_for", "floor_transform", "floor_fft_ms", "device_memory", "machine",
            "ENGINES", "PLANS"]
 
@@ -285,11 +285,6 @@ def make_block(shape, dtype):
             return unit(h).astype(dtype)
         return lax.complex(unit(h), unit(mix(h ^ jnp.uint32(0x5BD1E995)))).astype(dtype)
     return make
-
-
-def probe(y):
-    """A strided sample of at most 32 points along each axis: what engines compare."""
-    return y[tuple(slice(None, None, max(1, -(-d // 32))) for d in y.shape)]
 
 
 def rel_diff(a, b) -> float:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything pfft checks and measures on one GPU, in one run (offline too), and every GPU
 # table of the docs rendered from it. The default steps (all but suite, install and wheel)
-# are meant to take under five minutes on one H100; the run prints each step's time and
-# the total at the end.
+# are meant to take under five minutes on one H100, the huge step's minute aside; the run
+# prints each step's time and the total at the end.
 #
 #   env      Python, JAX, the GPU, nvcc, the MPI that mpi4py was built against
 #   build    the CUDA kernels (make -C kernels cuda), and the CPU ones unless already built
@@ -15,12 +15,21 @@
 #            forward and backward (the inverse), its memory and its local work against
 #            its floor (cuFFT's own 3-D transform of the block plus a copy per exchange),
 #            within --budget-s (DEVICE_ARGS); then benchmarks.model's predictions from it
+#   huge     benchmarks.huge_blocks: blocks of exactly 2³¹ points on the GPU (complex64
+#            (2048, 2048, 512), float32 (2048, 1024, 1024)): fftn, ifftn, ifftn over axis 2
+#            alone, rfftn and irfftn (half spectra that are not Hermitian too) of deltas
+#            and plane waves, through each engine and the public functions, every point
+#            against its exact value on the device: where a 32-bit element count breaks
+#            an FFT library's scaling; then each transform's time (HUGE_ARGS; about a
+#            minute, 64 GiB at most)
 #   apps     Taylor-Green 256³ to t = 20 (its whole -dE/dt history against the 512³
 #            reference: the RMS deviation, goal <= 1 % of the reference's peak; the peak;
 #            the step against the same solver on jnp.fft) and N-body 256³ (growth against
 #            linear theory, mass, the one-device run, the gradient at 64³), 1x1 mesh
 #   test     every GPU test: tests/test_engines.py (the kernels on both platforms) and
-#            tests/test_gpu.py (the API through engine auto and native on a one-GPU mesh)
+#            tests/test_gpu.py (the API through engines native, xla and auto on a one-GPU
+#            mesh: the CPU suite's cases of tests/transform_cases.py, and inverses of
+#            blocks of 2³¹ points)
 #   mpi      mpi4jax built from its sdist (.whl/) against whichever MPI mpi4py was built
 #            with (the machine's own, else the mpich wheel from .whl/), then
 #            mpirun -n 2 benchmarks.mpi_gpu: pfft.mpi with 2 ranks sharing the GPU
@@ -48,10 +57,10 @@
 #
 # Usage: benchmarks/gpu.sh [python]   (default .venv/bin/python if there is one, else python3)
 # Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env
-# build bench device apps test mpi report archive"; add suite, install, wheel to run
-# them), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS (arguments of
-# benchmarks.per_device), APP_N (256), APP_T_END (20), APP_PADDING (1.5), APP_GRAD_N (64), REPEATS (10),
-# WARMUP (2), TEST_WORKERS (4),
+# build bench device huge apps test mpi report archive"; add suite, install, wheel to
+# run them), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS (arguments of
+# benchmarks.per_device), HUGE_ARGS (of benchmarks.huge_blocks), APP_N (256), APP_T_END
+# (20), APP_PADDING (1.5), APP_GRAD_N (64), REPEATS (10), WARMUP (2), TEST_WORKERS (4),
 # SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
 # PLATFORM (gpu; "cpu" runs every step on the CPU at small sizes, to check this script
 # where there is no GPU). A step that later ones need stops the run when it fails; any
@@ -65,10 +74,12 @@ case $PLATFORM in
     gpu) SIZES=${SIZES:-256 512 1024}; REAL_SIZES=${REAL_SIZES:-256 512}; APP_N=${APP_N:-256}
          MPI_SIZE=${MPI_SIZE:-256}; APP_HALO=${APP_HALO:-16}; APP_GRAD_N=${APP_GRAD_N:-64}
          # the budget keeps the default run under five minutes (1024³ runs first)
-         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --directions forward backward --budget-s 75} ;;
+         DEVICE_ARGS=${DEVICE_ARGS:---platform gpu --sizes 1024 2048 512 --devices 4 8 64 256 --directions forward backward --budget-s 75}
+         HUGE_ARGS=${HUGE_ARGS:---platform gpu --points 2147483648} ;;
     cpu) SIZES=${SIZES:-32}; REAL_SIZES=${REAL_SIZES:-32}; APP_N=${APP_N:-32}
          MPI_SIZE=${MPI_SIZE:-32}; APP_HALO=${APP_HALO:-8}; APP_GRAD_N=${APP_GRAD_N:-16}
-         DEVICE_ARGS=${DEVICE_ARGS:---platform cpu --sizes 32 --devices 4 8 --directions forward backward} ;;
+         DEVICE_ARGS=${DEVICE_ARGS:---platform cpu --sizes 32 --devices 4 8 --directions forward backward}
+         HUGE_ARGS=${HUGE_ARGS:---platform cpu --points 32768} ;;
     *) echo "PLATFORM must be gpu or cpu, got $PLATFORM" >&2; exit 2 ;;
 esac
 APP_T_END=${APP_T_END:-20}
@@ -79,7 +90,7 @@ TEST_WORKERS=${TEST_WORKERS:-4}
 SUITE_WORKERS=${SUITE_WORKERS:-8}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-300}
 GPU=${GPU:-0}
-STEPS=${STEPS:-env build bench device apps test mpi report archive}
+STEPS=${STEPS:-env build bench device huge apps test mpi report archive}
 WORK=$ROOT/build/gpu-sh                 # git-ignored; kept between runs on a machine
 PREFIX=$WORK/mpi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -321,6 +332,13 @@ if want device; then
     fi
 fi
 
+if want huge; then
+    step huge "blocks of 2³¹ points, every point against its exact value"
+    # shellcheck disable=SC2086  # HUGE_ARGS is a list
+    XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=60 \
+        run huge_blocks 300 "$PY" -m benchmarks.huge_blocks $HUGE_ARGS --out "$OUT" || true
+fi
+
 if want apps; then
     step apps "Taylor-Green ${APP_N}³ to t = $APP_T_END and N-body ${APP_N}³ on one device"
     SHOW=8 run taylor_green 300 "$PY" -m benchmarks.apps.taylor_green --n "$APP_N" --grid 1x1 \
@@ -393,6 +411,7 @@ gpu_inputs() {
     echo "$engines.csv engines_gpu.csv"; echo "$engines.json engines_gpu.json"
     echo "real_engines_$p.csv real_engines_gpu.csv"; echo "real_engines_$p.json real_engines_gpu.json"
     echo "per_device_$p.csv per_device_gpu.csv"
+    echo "huge_blocks_$p.csv huge_blocks_gpu.csv"; echo "huge_blocks_$p.json huge_blocks_gpu.json"
     echo "mpi_$p.csv mpi_gpu.csv"; echo "mpi_$p.json mpi_gpu.json"
     echo "mpi_${p}_cuda_mpi.csv mpi_gpu_cuda_mpi.csv"; echo "mpi_${p}_cuda_mpi.json mpi_gpu_cuda_mpi.json"
     if [[ $APP_N == 256 || $p == cpu ]]; then
@@ -467,7 +486,7 @@ if want archive; then
 fi
 echo
 echo "time per step: $(printf '%s s, ' "${TIMES[@]}" | sed 's/, $//')"
-echo "total: $((SECONDS - RUN_START)) s (the default steps are meant to fit in 300 s on one H100)"
+echo "total: $((SECONDS - RUN_START)) s (the default steps are meant to fit in 300 s on one H100, the huge step's minute aside)"
 if ((${#FAILED[@]})); then
     echo; echo "*** ${#FAILED[@]} failure(s):"; printf '  - %s\n' "${FAILED[@]}"
     return 1

@@ -68,8 +68,9 @@ def _pair(a, b, fmt="{:.2f}") -> str:
 
 
 def _check(r: dict) -> str:
-    parts = []
-    diff, err = _num(r.get("engine_diff")), _num(r.get("numpy_err"))
+    exact, err = _num(r.get("exact_err")), _num(r.get("numpy_err"))
+    parts = [] if math.isnan(exact) else [f"{exact:.0e} vs exact"]
+    diff = _num(r.get("engine_diff"))       # CSVs from before the exact check
     if not math.isnan(diff) and r["engine"] != "xla":
         parts.append(f"{diff:.0e} vs xla")
     if not math.isnan(err):
@@ -101,9 +102,11 @@ MEASURED_NOTE = (
     "arguments + outputs + temporaries (`compiled.memory_analysis()`) in blocks of the "
     "input, kept and with the input donated (the native engine's cuFFT work area is among "
     "the temporaries; the work area of `lax.fft`'s cuFFT plans, which XLA allocates when "
-    "the program runs, is not). check: relative L2 difference of a strided sample of the "
-    "output from the xla engine's, and (small blocks) error against numpy in float64 of "
-    "the same block-level math. auto: ")
+    "the program runs, is not). check: vs exact, the largest error of the output for "
+    "three point sources against its exact value at every point, over the largest value "
+    "(older CSVs: vs xla, relative L2 difference of a strided sample from the xla "
+    "engine's), and (small blocks) relative L2 error against numpy in float64 of the "
+    "same block-level math. auto: ")
 
 
 def measured_table(rows: list[dict], header: str = "") -> str:

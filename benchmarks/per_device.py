@@ -31,14 +31,19 @@ For each configuration, in one run:
 - the memory the program needs, from ``compiled.memory_analysis()`` (arguments +
   outputs + temporaries), in blocks of its input: kept, and with the input donated
   (``donate_argnums``, less what XLA aliases);
-- the agreement of the engines (a strided sample of each output against the ``xla``
-  engine's) and, for blocks up to ``--check-max-mib``, the error against numpy in
-  float64 of the same block-level math (:func:`block_math`).
+- the program's output for a block of a few point sources against its exact value at
+  every point (:mod:`benchmarks.exact`: the same block-level math, which such a
+  block keeps to a few vectors per axis, in float64; compared on the device, so at
+  any size): ``exact_err``, the largest error over the largest value; and, for
+  blocks up to ``--check-max-mib``, the relative L2 error of its output for a
+  pseudo-random block against numpy in float64 of the same block-level math
+  (:func:`block_math`): ``numpy_err``. Each engine is checked against these
+  references, never against another engine.
 
 Configurations whose compiled program would not fit the device's memory are marked
 and not run; so are those left when ``--budget-s`` seconds have passed. A failing case
 (an error, an out-of-memory) is marked and the run goes on; the run exits with status
-1 if any case raised an error or a result disagreed (beyond 1e-5). Writes
+1 if any case raised an error or a result was wrong (beyond 1e-5). Writes
 ``per_device_<platform>.{md,csv}`` under ``--out``; every CSV row carries the machine,
 the date and the command (:mod:`benchmarks.model` reads them).
 
@@ -72,11 +77,12 @@ from pfft.layout import default_layout  # noqa: E402
 from pfft.chain_search import Chain  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
 
+from . import exact  # noqa: E402
 from .common import first_device, median_time, write_results  # noqa: E402
 from .device_program import (ENGINES, PLANS, Compiler, CopyTransport,  # noqa: E402
                              block_math, device_memory as _device_memory, engines_for,
                              exchange_bytes, floor_fft_ms, floor_transform, grid_of, machine,
-                             make_block, probe, program, rel_diff, transfer, transfer_spec)
+                             make_block, program, rel_diff, transfer, transfer_spec)
 from .model_report import measured_table  # noqa: E402
 
 __all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures", "machine",
@@ -84,7 +90,8 @@ __all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures",
 
 KINDS = ("c2c", "r2c")
 DIRECTIONS = {"forward": FORWARD, "backward": BACKWARD}   # a plan's forward and inverse
-TOLERANCE = 1e-5              # relative L2, single precision, between engines and to numpy
+TOLERANCE = 1e-5              # single precision: largest error to the exact values (over the
+                              # largest value), relative L2 error to numpy
 BATCH_S = 2e-3                # calls shorter than this are timed in back-to-back batches
 FITS = 0.97                   # share of the device's memory a program may plan to use
 
@@ -96,7 +103,7 @@ COLUMNS = ["platform", "device", "device_memory_gib", "date", "jax", "command", 
            "block_mib", "exchanges", "exchange_groups", "exchange_sizes", "exchange_mib", "ms",
            "copy_ms", "copies_ms", "local_ms", "local_over_copy", "fft_ms", "floor_ms",
            "local_over_floor", "kept_blocks",
-           "donated_blocks", "kept_gib", "donated_gib", "engine_diff", "numpy_err", "status"]
+           "donated_blocks", "kept_gib", "donated_gib", "exact_err", "numpy_err", "status"]
 
 
 @dataclass
@@ -122,11 +129,6 @@ class Case:
     fft_engines: str = ""
     compiled: object = None
     result: dict = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple:
-        """The configuration without the engine (engines are compared within one)."""
-        return (self.n, self.devices, self.plan, self.kind, self.direction)
 
     @property
     def name(self) -> str:
@@ -264,7 +266,6 @@ def run(cases_: list[Case], device, *, repeats: int = 5, check_max_mib: float = 
             c.compiled = None
             gc.collect()
             progress(_line(c))
-        _compare(group)
     comp.pool.shutdown()
     return cases_
 
@@ -301,10 +302,8 @@ def _prepare(c: Case, engine, device, comp: Compiler, limit: int):
         comp.helper(("copy",), jnp.copy, (shape, c.in_dtype))
         for t in c.transfers:
             comp.helper(("transfer",), transfer, transfer_spec(*t), ((), np.bool_))
-        out = jax.eval_shape(program(c.core, variant=c.variant),
-                             jax.ShapeDtypeStruct(shape, c.in_dtype),
-                             jax.ShapeDtypeStruct((), np.bool_))
-        comp.helper(("probe",), probe, (out.shape, out.dtype))
+        comp.helper(("points", shape, c.in_dtype), exact.make_points(shape, c.in_dtype),
+                    ((3, len(shape)), np.int32), ((3,), c.in_dtype))
         key, fn, spec = floor_transform(c.core, c.kind, c.variant)   # the floor's FFT
         comp.helper(("block",) + spec, make_block(*spec))
         comp.helper(key, fn, spec)
@@ -340,11 +339,12 @@ def _memory(c: Case, kept, donated) -> None:
 
 
 def _measure(c: Case, comp: Compiler, live, repeats: int, check_max_mib: float) -> None:
-    """Run ``c`` (the warm-up call checks it), time it, its copies and a block copy."""
+    """Check ``c`` against its exact values and (small blocks) numpy, time it, its
+    copies and a block copy."""
     shape = c.chain.in_layout.local_shape
+    _check_exact(c, comp, live)
     x = comp.helper(("block", shape, c.in_dtype), make_block(shape, c.in_dtype)).result()()
-    y = c.compiled(x, live)
-    c.result["probe"] = np.asarray(comp.helper(("probe",), probe, (y.shape, y.dtype)).result()(y))
+    y = c.compiled(x, live)                       # the warm-up call
     block_mib = x.size * x.dtype.itemsize / 2 ** 20
     if block_mib <= check_max_mib:
         c.result["numpy_err"] = rel_diff(y, block_math(np.asarray(x), c.chain, c.variant.inverse))
@@ -373,17 +373,19 @@ def _copies_ms(transfers, comp: Compiler, live, repeats: int) -> float:
     return total
 
 
-def _compare(group: list[Case]) -> None:
-    """Each engine's sample against the reference of its configuration: the xla
-    engine's (else the first run's)."""
-    for key in dict.fromkeys(c.key for c in group):
-        ran = [c for c in group if c.key == key and "probe" in c.result]
-        if not ran:
-            continue
-        ref = next((c for c in ran if c.engine == "xla"), ran[0])
-        for c in ran:
-            c.result["engine_diff"] = rel_diff(c.result["probe"], ref.result["probe"])
-            c.result["reference"] = ref.engine
+def _check_exact(c: Case, comp: Compiler, live) -> None:
+    """``c`` run on a block of three point sources (on the zero and last bins of the
+    halved axis where it ends in a complex-to-real transform), every point of its
+    output against the exact values (:mod:`benchmarks.exact`), on the device."""
+    shape = c.chain.in_layout.local_shape
+    places, amps, block = exact.point_sources(
+        shape, c.in_dtype.kind == "f", exact.halved_axis(c.chain, c.variant.inverse),
+        seed=c.n + c.devices)
+    make = comp.helper(("points", shape, c.in_dtype), exact.make_points(shape, c.in_dtype),
+                       (places.shape, np.int32), (amps.shape, c.in_dtype)).result()
+    y = c.compiled(make(places.astype(np.int32), amps.astype(c.in_dtype)), live)
+    err, top = exact.device_errors(y, exact.through_chain(block, c.chain, c.variant.inverse))
+    c.result["exact_err"] = err / top
 
 
 def _line(c: Case) -> str:
@@ -403,7 +405,7 @@ def failures(cases_: list[Case]) -> list[str]:
         what = c.name
         if c.status.startswith("error"):
             out.append(f"{what}: {c.status}")
-        for key in ("engine_diff", "numpy_err"):
+        for key in ("exact_err", "numpy_err"):
             v = c.result.get(key)
             if v is not None and not v <= TOLERANCE:
                 out.append(f"{what}: {key} {v:.1e}")
@@ -433,7 +435,7 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
             if c.transfers:                       # traced
                 moved = exchange_bytes(c.core, c.transfers, c.variant)
                 row["exchange_mib"] = ";".join(f"{b / 2**20:.6g}" for b in moved)
-        for key in ("ms", "copy_ms", "copies_ms", "fft_ms", "engine_diff", "numpy_err"):
+        for key in ("ms", "copy_ms", "copies_ms", "fft_ms", "exact_err", "numpy_err"):
             row[key] = r.get(key, "")
         if "ms" in r:
             row["local_ms"] = r["ms"] - r["copies_ms"]

@@ -1,11 +1,16 @@
-"""pfft's transforms on a GPU through both GPU engines, against numpy and scipy in float64.
+"""pfft's transforms on a GPU through each engine, against numpy and scipy in float64.
 
 ``engine="auto"`` runs ``lax.fft`` for transforms over the innermost axes and pfft's cuFFT
-kernels for strided ones; ``engine="native"`` runs the kernels for every transform. Each
-test runs with each on a one-GPU mesh: fftn/ifftn, rfftn/irfftn (``s``, ``axes``,
-``norm``), dctn/dstn, fftshift, gradients and vmap; and what one GPU of an 8-GPU
-plan runs (:mod:`benchmarks.per_device`). Runs where JAX has a GPU and pfft's
-GPU kernels are loaded; elsewhere every test skips with the reason.
+kernels for strided ones; ``engine="native"`` runs the kernels for every transform;
+``engine="xla"`` runs ``lax.fft`` for every one. Each test runs with each on a one-GPU
+mesh: every case of :mod:`transform_cases` (the cases the CPU suite runs on its grids:
+fftn/ifftn, rfftn/irfftn of half spectra that are not Hermitian, numpy's 1-D and 2-D
+functions, dctn/dstn; ``s``, ``axes``, every norm, odd and prime lengths, batch axes,
+float32 and float64), fftshift, gradients and vmap; what one GPU of an 8-GPU plan runs
+(:mod:`benchmarks.per_device`); and inverses of blocks of 2³¹ points against their exact
+values (:mod:`benchmarks.huge_blocks`: where an FFT library's scaling counts elements
+in 32 bits). Runs where JAX has a GPU and pfft's GPU kernels are loaded; elsewhere
+every test skips with the reason.
 """
 import warnings
 
@@ -13,11 +18,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import scipy.fft
 
 import pfft
-from conftest import NORMS, TOL, random_array, rel_err
+from conftest import TOL, random_array, rel_err, use_engine
 from pfft.engines import native
+from transform_cases import CASES, TOL as TOL_CASES, check
 
 
 def _gpus() -> list:
@@ -47,11 +52,11 @@ def _gpu_is_the_default_device():
         yield
 
 
-@pytest.fixture(params=["auto", "native"])
+@pytest.fixture(params=["native", "xla", "auto"])
 def engine(request, monkeypatch):
-    """The GPU engine every transform of the test runs on (its plans are made anew)."""
-    monkeypatch.setenv("PFFT_ENGINE", request.param)
-    pfft.clear_plan_cache()
+    """The GPU engine every transform of the test runs on (its plans are made anew),
+    checked to be the one a plan on the GPU gets (:func:`conftest.use_engine`)."""
+    use_engine(request.param, monkeypatch, GPUS[:1])
     yield request.param
     pfft.clear_plan_cache()
 
@@ -65,52 +70,13 @@ def _put(x, mesh):
     return pfft.device_put(np.asarray(x), mesh)
 
 
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("shape", [(16, 12, 10), (9, 7, 11), (3, 4, 5, 6), (4099, 3, 2)], ids=str)
-def test_fftn_and_ifftn(shape, dtype, engine, mesh):
-    x = random_array(np.random.default_rng(1), shape, dtype)
-    wide = x.astype(np.complex128)
-    # every norm over all axes; one each over a leading, a middle and two strided axes
-    cases = [(None, n) for n in NORMS] + [((0,), "ortho"), ((-2,), "backward"),
-                                          ((0, 2), "forward")]
-    for axes, norm in cases:
-        k = pfft.fftn(_put(x, mesh), axes=axes, norm=norm)
-        assert k.dtype == dtype
-        assert rel_err(k, np.fft.fftn(wide, axes=axes, norm=norm)) <= TOL[dtype], (axes, norm)
-        back = pfft.ifftn(k, axes=axes, norm=norm)
-        assert rel_err(back, x) <= TOL[dtype], (axes, norm)
-
-
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("shape", [(16, 12, 10), (9, 7, 11), (3, 4, 5, 6), (6, 3, 3)], ids=str)
-def test_rfftn_and_irfftn(shape, dtype, engine, mesh):
-    x = random_array(np.random.default_rng(2), shape, REAL[dtype])
-    wide = x.astype(np.float64)
-    # every norm over all axes; a strided halved axis, the innermost pair, a padded and
-    # a cropped length
-    cases = [(None, None, n) for n in NORMS] + [
-        ((0, 1), None, "ortho"), ((1, 2), None, "forward"), ((-1,), (12,), "backward"),
-        ((0, 2), (5, 8), "ortho")]
-    for axes, s, norm in cases:
-        k = pfft.rfftn(_put(x, mesh), s=s, axes=axes, norm=norm)
-        want = np.fft.rfftn(wide, s=s, axes=axes, norm=norm)
-        assert k.shape == want.shape and rel_err(k, want) <= TOL[dtype], (axes, s, norm)
-        back = pfft.irfftn(k, s=s, axes=axes, norm=norm)
-        want = np.fft.irfftn(want, s=s, axes=axes, norm=norm)
-        assert back.dtype == REAL[dtype]
-        assert rel_err(back, want) <= TOL[dtype], (axes, s, norm)
-
-
-@pytest.mark.parametrize("kind", ["dct", "dst"])
-@pytest.mark.parametrize("type", [1, 2, 3, 4])
-def test_dctn_and_dstn(kind, type, engine, mesh):
-    x = np.random.default_rng(3).standard_normal((9, 8, 7))
-    forward, inverse = ((pfft.dctn, pfft.idctn) if kind == "dct" else (pfft.dstn, pfft.idstn))
-    ref = scipy.fft.dctn if kind == "dct" else scipy.fft.dstn
-    for norm in (None, "ortho"):
-        y = forward(_put(x, mesh), type, norm=norm)
-        assert rel_err(y, ref(x, type, norm=norm)) <= 1e-12, norm
-        assert rel_err(inverse(y, type, norm=norm), x) <= 1e-12, norm
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_transform_matches_numpy(case, engine, mesh):
+    """Each case of :mod:`transform_cases` on this GPU, through this engine, against
+    numpy or scipy in float64: among them the inverse real transforms of half spectra
+    that are not Hermitian, whose zero and Nyquist bins' imaginary parts numpy drops."""
+    err = check(case, lambda x: _put(x, mesh))
+    assert err <= TOL_CASES[np.dtype(case.dtype)], (case.id, err)
 
 
 def test_fftshift_and_ifftshift(engine, mesh):
@@ -153,7 +119,8 @@ def test_vmap_over_a_batch(engine, mesh):
 
 def test_auto_routes_strided_transforms_to_the_kernels(engine, mesh):
     """On one GPU, "auto" runs a transform over the innermost axes with lax.fft and one
-    over a leading axis with pfft's kernels; "native" runs both with the kernels."""
+    over a leading axis with pfft's kernels; "native" runs both with the kernels and
+    "xla" both with lax.fft (one engine for the whole plan: no per-stage list)."""
     full = pfft.plan((16, 12, 10), np.complex64, mesh)
     lead = pfft.plan((16, 12, 10), np.complex64, mesh, axes=(0,))
     assert full.engine.name == engine and lead.engine.name == engine
@@ -201,3 +168,26 @@ def test_per_device_programs_match_numpy(plan, kind, direction, engine):
     block-level math."""
     errors = device_program_errors(GPUS[0], engine, plan, kind, direction)
     assert max(errors.values()) < 1e-5, errors
+
+
+def test_inverses_of_blocks_of_2_31_points_are_exact(monkeypatch):
+    """ifftn, ifftn over axis 2 alone and irfftn (of a half spectrum that is not
+    Hermitian: a delta on the zero bin with a complex amplitude) of blocks of 2³¹
+    points, through each engine and the public functions, every point against its exact
+    value (:mod:`benchmarks.huge_blocks`): from 2³¹ output elements XLA's GPU FFT left
+    an inverse unscaled (cuBLAS's ``scal`` counts elements in 32 bits), which no small
+    block shows. One test, so that no two such blocks are made at once."""
+    from benchmarks import huge_blocks
+    from benchmarks.device_program import device_memory
+
+    need = 56 * 2 ** 30                  # a 16 GiB block, its output, cuFFT's work area
+    if device_memory(GPUS[0]) < need:
+        pytest.skip(f"needs {need / 2 ** 30:.0f} GiB of GPU memory for XLA, has "
+                    f"{device_memory(GPUS[0]) / 2 ** 30:.0f}")
+    monkeypatch.delenv("PFFT_ENGINE", raising=False)        # "default": the default engine
+    pfft_runners = [r for r in huge_blocks.RUNNERS if r not in huge_blocks.REFERENCE_RUNNERS]
+    cases = huge_blocks.cases(("ifftn", "ifft axis 2", "irfftn"), runners=pfft_runners,
+                              sources=("delta", "delta zero bin"))
+    rows = huge_blocks.run(cases, GPUS[0], points=2 ** 31, progress=lambda s: None)
+    assert len(rows) == 3 * len(pfft_runners)
+    assert [r["status"] for r in rows] == ["ok"] * len(rows), huge_blocks.failures(rows)
