@@ -1,8 +1,8 @@
 """Tables and a plot of per-device measurements and the predictions made from them.
 
 The measured table is :mod:`benchmarks.per_device`'s (every figure measured on one
-device). :func:`per_device_report` adds what :mod:`benchmarks.model` predicts from such a
-CSV: each plan's time on H100s with the all-to-alls modelled from published NCCL
+device). :func:`per_device_report` adds what :mod:`benchmarks.cost_model` predicts from
+such a CSV: each plan's time on H100s with the all-to-alls modelled from published NCCL
 figures, beside published times of other libraries, and the largest ``N³`` that fits.
 Every column says whether its figures are measured or modelled. Needs no JAX: it only
 reads the CSV. :func:`report` is what ``python -m benchmarks report`` calls.
@@ -16,8 +16,8 @@ import math
 import os
 
 from .common import markdown_table, pyplot, read_results, save_plot
-from .model import (ANCHORS, GOAL, H100_NCCL, Anchor, exchange_seconds, largest_n,
-                    model_grid, per_device_prediction, system_table)
+from .cost_model import (ANCHORS, GOAL, H100_NCCL, Anchor, exchange_seconds, largest_n,
+                         model_grid, per_device_prediction, system_table)
 
 __all__ = ["load_per_device", "measured_table", "floor_verdict", "predictions",
            "per_device_report", "per_device_plot", "report", "DOCS", "FLOOR_GOAL"]
@@ -471,12 +471,12 @@ def per_device_plot(path: str, png: str, *, chunks: int = 4, command: str = "") 
 
 
 #: the docs' tables: what report() writes (no data file: the model is a function of the code)
-DOCS = {"benchmarks/model.py": ("model_systems.md",),
+DOCS = {"benchmarks/cost_model.py": ("model_systems.md",),
         "per_device_gpu.csv": ("gpu_model.md", "gpu_model.png")}
 
 
 def report(data: str, figures: str) -> list[str]:
-    """``data/model_systems.md``: :func:`benchmarks.model.system_table` (``python -m
+    """``data/model_systems.md``: :func:`benchmarks.cost_model.system_table` (``python -m
     benchmarks model``), under a line saying that every figure in it is modelled; and
     where ``data`` holds a GPU run's per-device programs (``per_device_gpu.csv``),
     ``data/gpu_model.md`` and ``figures/gpu_model.png``: the predictions from them

@@ -7,7 +7,7 @@ straightforward ``shard_map`` + ``all_to_all`` chain, and optionally jaxDecomp (
 own environment, as a subprocess: ``benchmarks/peers/jaxdecomp_bench.py``); their median
 times (the calls of one grid interleaved), ratios, relative L2 errors against
 ``numpy.fft`` in float64, memory per device from XLA's compiled executable, and the
-cost model of :mod:`benchmarks.model` calibrated by a copy and a bare
+cost model of :mod:`benchmarks.cost_model` calibrated by a copy and a bare
 ``lax.all_to_all`` timed in the same run. Then weak scaling (fixed size per device),
 pfft.mpi on 1, 2, 4 MPI ranks, and pfft.mpi against mpi4py-fft on 4 and 8 ranks, under
 ``mpirun`` (:mod:`benchmarks.mpi`).
@@ -22,10 +22,12 @@ The topics differ in their defaults only:
 ``--mpi-ranks 1 2 4`` adds pfft.mpi's scaling on those rank counts to either.
 
 Writes ``TOPIC.csv`` (one row per measurement), ``TOPIC.json`` (the run), ``TOPIC.md``
-(the tables) and PNG plots under ``--out``. This module measures; the tables and the docs'
-text are :mod:`benchmarks.suite_report`'s, the figures :mod:`benchmarks.suite_plots`',
-the runs in other processes (jaxDecomp, MPI) :mod:`benchmarks.suite_peers`'. Simulated devices share the machine's cores:
-on a CPU these numbers measure the overheads of distribution, not speed-up.
+(the tables) and PNG plots under ``--out``. This module measures; the rows' columns are
+:mod:`benchmarks.suite_rows`', the tables and the docs' text
+:mod:`benchmarks.suite_report`'s, the figures :mod:`benchmarks.suite_plots`', the runs in
+other processes (jaxDecomp, MPI) :mod:`benchmarks.suite_peers`'. Simulated devices share
+the machine's cores: on a CPU these numbers measure the overheads of distribution, not
+speed-up.
 
     python -m benchmarks transforms --quick          # 32³, seconds (the smoke test)
     python -m benchmarks transforms --sizes 128 256 --dtypes complex64 --grids 1 4 2x2 8 2x4
@@ -45,8 +47,8 @@ import time
 from . import common
 from .common import (add_malloc_argument, apply_malloc, compare, median_time, run_info,
                      simulate_cpu_devices, weak_shape, write_info)
-from .suite_report import (CHAIN, COLUMNS, JNP, PFFT, grid_name, parse_grid, read_csv,
-                           render, row)
+from .suite_report import render
+from .suite_rows import CHAIN, COLUMNS, JNP, PFFT, grid_name, parse_grid, read_csv, row
 
 simulate_cpu_devices(8)
 
@@ -58,7 +60,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 import pfft  # noqa: E402
 from pfft.tuning import candidate_grids  # noqa: E402
 
-from . import model  # noqa: E402
+from . import cost_model  # noqa: E402
 from .suite_peers import (peer_python, run_jaxdecomp, run_mpi4pyfft,  # noqa: E402
                           run_mpi_scaling)
 from .suite_plots import plots  # noqa: E402
@@ -176,8 +178,8 @@ def model_for(shape, grid, mesh, itemsize, kind, cal, chain=None) -> float:
         exchanges = [names.index(s.mesh_axis) if isinstance(s.mesh_axis, str)
                      else tuple(names.index(m) for m in s.mesh_axis)
                      for s in chain.stages if hasattr(s, "mesh_axis")]
-    r = model.predict(shape, grid, itemsize, mem_bw=mem_bw, a2a_bw=bws, kind=kind,
-                      exchanges=exchanges)
+    r = cost_model.predict(shape, grid, itemsize, mem_bw=mem_bw, a2a_bw=bws, kind=kind,
+                           exchanges=exchanges)
     return 1e3 * r["total_s"]
 
 
@@ -236,9 +238,10 @@ def single_device(study, shape, dtype, kinds, host, repeats) -> tuple[list[dict]
         x1 = jax.device_put(data, one)
         exe, peak, xpeak = compiled(fn, x1)
         t = ms(exe, x1, repeats)
-        mdl = 1e3 * model.predict(shape, (1,), dtype.itemsize, kind=kind,
-                                  mem_bw=dtype.itemsize * math.prod(shape) / (copy1 * 1e-3),
-                                  a2a_bw=math.inf)["total_s"]
+        mdl = 1e3 * cost_model.predict(
+            shape, (1,), dtype.itemsize, kind=kind,
+            mem_bw=dtype.itemsize * math.prod(shape) / (copy1 * 1e-3),
+            a2a_bw=math.inf)["total_s"]
         single[kind] = (exe, x1, data, ref)
         rows.append(row(study=study, impl=JNP, shape=grid_name(shape), n=max(shape),
                         dtype=dtype.name, kind=kind, grid="1", devices=1, exchanges=0, ms=t,

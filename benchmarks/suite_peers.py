@@ -1,7 +1,7 @@
 """The runs of ``python -m benchmarks transforms`` and ``peers`` (:mod:`benchmarks.suite`)
 that go in other processes: jaxDecomp in its own environment
 (``benchmarks/peers/jaxdecomp_bench.py``), and pfft.mpi and mpi4py-fft under ``mpirun``
-(:mod:`benchmarks.mpi`). Each returns rows of :data:`benchmarks.suite_report.COLUMNS`
+(:mod:`benchmarks.mpi`). Each returns rows of :data:`benchmarks.suite_rows.COLUMNS`
 (a row with a note where it could not run)."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from .suite_report import JAXDECOMP, grid_name, parse_grid, row
+from .suite_rows import JAXDECOMP, grid_name, parse_grid, row
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

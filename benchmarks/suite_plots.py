@@ -1,6 +1,6 @@
 """The figures of ``python -m benchmarks transforms`` and ``peers``
 (:mod:`benchmarks.suite`): from the rows of a run or of its CSV
-(:func:`benchmarks.suite_report.read_csv`), without JAX."""
+(:func:`benchmarks.suite_rows.read_csv`), without JAX."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from .common import pyplot, save_plot
-from .suite_report import CHAIN, JAXDECOMP, JNP, PFFT
+from .suite_rows import CHAIN, JAXDECOMP, JNP, PFFT
 
 
 def _sweep(rows):

@@ -1,9 +1,7 @@
 """The tables, figures and doc text of ``python -m benchmarks transforms`` and ``peers``
 (:mod:`benchmarks.suite`, which measures): from the rows of a run or of its CSV in
-``docs/data``, without JAX.
+``docs/data`` (:mod:`benchmarks.suite_rows`), without JAX.
 
-- the rows' schema: :data:`COLUMNS`, the implementations' names, :func:`row` and
-  :func:`read_csv`;
 - the run's tables (:func:`render`: the Markdown a run prints and writes);
 - the docs' sections (:func:`one_device_doc`, :func:`peers_doc`, :func:`cost_model_doc`)
   and :func:`report`, what ``python -m benchmarks report`` calls; the figures are
@@ -11,60 +9,14 @@
 """
 from __future__ import annotations
 
-import csv
 import math
 import os
 import statistics
 
 from . import common
 from .common import read_info, write_doc
-
-COLUMNS = ["study", "impl", "shape", "n", "dtype", "kind", "grid", "devices", "exchanges",
-           "ms", "single_ms", "ratio", "rel_err", "model_ms", "over_model", "copy_ms",
-           "a2a_ms", "peak_bytes", "block_bytes", "peak_over_block", "xla_peak_bytes",
-           "version", "note"]
-JNP = "jnp.fft 1 device"
-PFFT = "pfft"
-CHAIN = "shard_map chain"
-JAXDECOMP = "jaxDecomp"
-#: the CSV's columns read as text (every other one as a number where it is one)
-TEXT = ("study", "impl", "shape", "dtype", "kind", "grid", "a2a_ms", "version", "note")
-
-
-# -- the rows ---------------------------------------------------------------------------
-def grid_name(grid) -> str:
-    return "x".join(map(str, grid))
-
-
-def parse_grid(text: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in text.lower().split("x"))
-
-
-def row(**kw) -> dict:
-    r = {c: "" for c in COLUMNS}
-    r.update(kw)
-    if r.get("ms") not in ("", None) and r.get("single_ms") not in ("", None):
-        r["ratio"] = r["ms"] / r["single_ms"]
-    if r.get("model_ms") not in ("", None) and r.get("ms") not in ("", None):
-        r["over_model"] = r["ms"] / r["model_ms"]
-    if r.get("peak_bytes") not in ("", None) and r.get("block_bytes"):
-        r["peak_over_block"] = r["peak_bytes"] / r["block_bytes"]
-    return r
-
-
-def read_csv(path) -> list[dict]:
-    """Rows of a CSV this benchmark wrote, numbers as numbers."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        for k, v in r.items():
-            if k in TEXT:
-                continue
-            try:
-                r[k] = int(v) if v.lstrip("-").isdigit() else float(v) if v else ""
-            except ValueError:
-                pass
-    return rows
+from .suite_plots import model_plot, one_device_plot, ratios_plot, scaling_plot
+from .suite_rows import CHAIN, JAXDECOMP, JNP, PFFT, parse_grid, read_csv
 
 
 # -- the run's tables -------------------------------------------------------------------
@@ -366,8 +318,6 @@ def report(data: str, figures: str) -> list[str]:
     """``fftn`` and ``peers`` (tables in ``data``, figures in ``figures``) from
     ``data/peers.csv``, the cost model's and the scaling's from ``data/transforms.csv``:
     the paths written."""
-    from .suite_plots import model_plot, one_device_plot, ratios_plot, scaling_plot
-
     done = []
     peers = os.path.join(data, "peers.csv")
     if os.path.exists(peers):

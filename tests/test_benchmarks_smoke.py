@@ -32,7 +32,7 @@ def test_quick_transforms(tmp_path):
                            "--no-progress", "--out", str(tmp_path)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    from benchmarks.suite_report import COLUMNS
+    from benchmarks.suite_rows import COLUMNS
 
     with open(tmp_path / "transforms.csv", newline="") as f:
         reader = csv.DictReader(f)
@@ -949,7 +949,7 @@ def test_rendering_is_apart_from_running():
     model's report) import without JAX or pfft, the suite's and the model's running
     modules hold no rendering, and no module of the split is over 500 lines."""
     code = ("import sys; import benchmarks.suite_report, benchmarks.suite_plots, "
-            "benchmarks.model_report, benchmarks.model; "
+            "benchmarks.suite_rows, benchmarks.model_report, benchmarks.model; "
             "assert not {'jax', 'pfft'} & set(sys.modules), sorted(sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
@@ -957,10 +957,10 @@ def test_rendering_is_apart_from_running():
     from benchmarks.__main__ import REPORTERS
     assert "suite_report" in REPORTERS and "model_report" in REPORTERS
     assert "suite" not in REPORTERS and "model" not in REPORTERS
-    for name in ("suite", "suite_report", "suite_plots", "suite_peers", "model",
-                 "model_report", "per_device", "device_program"):
+    for name in ("suite", "suite_report", "suite_plots", "suite_peers", "suite_rows", "model",
+                 "cost_model", "model_report", "per_device", "device_program"):
         with open(os.path.join(ROOT, "benchmarks", f"{name}.py")) as f:
             text = f.read()
         assert text.count("\n") <= 500, name
-        if name in ("suite", "model", "per_device"):
+        if name in ("suite", "model", "cost_model", "per_device"):
             assert "def report(" not in text and "savefig" not in text, name

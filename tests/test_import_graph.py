@@ -1,9 +1,10 @@
-"""pfft's modules import each other without cycles.
+"""pfft's modules, and the benchmarks', import each other without cycles.
 
 The graph is read from the sources with :mod:`ast`, not from an import (so modules
 that need optional packages, ``pfft.mpi``, are in it too). Every ``import`` counts,
 at module level or inside a function: a lazy import that only dodges a cycle is still
-an edge. Only imports under ``if TYPE_CHECKING:`` are left out (they never run).
+an edge. Only imports under ``if TYPE_CHECKING:`` are left out (they never run). Each
+package's graph holds its own modules only (pfft from the benchmarks is a library).
 
 Importing ``pfft.a.b`` runs the package ``pfft.a`` first, so it is an edge to
 ``pfft.a`` as well, unless ``pfft.a`` is one of the importing module's own packages:
@@ -15,16 +16,20 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "pfft"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the packages checked: pfft, and the benchmarks (running and rendering halves apart)
+PACKAGES = ("pfft", "benchmarks")
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+def _modules(package: str) -> dict[str, Path]:
+    return {_module_name(p): p for p in (ROOT / package).rglob("*.py")}
 
 
 def _is_type_checking(node: ast.AST) -> bool:
@@ -52,9 +57,10 @@ def _ancestors(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def import_graph() -> dict[str, set[str]]:
-    """``{module: the pfft modules its code imports}`` for every module of pfft/."""
-    modules = _modules()
+def import_graph(package: str = "pfft") -> dict[str, set[str]]:
+    """``{module: the modules of package its code imports}`` for every module of
+    ``package`` (a folder of the repository: ``pfft``, ``benchmarks``)."""
+    modules = _modules(package)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
@@ -130,6 +136,11 @@ def test_the_graph_sees_function_level_and_package_imports():
         "pfft.blocks" in graph["pfft.toolkit.halo"]
     assert "pfft.toolkit" not in graph["pfft.toolkit.halo"]  # its own package
     assert "pfft" not in graph["pfft.config"]                # `import pfft`: its own
+    bench = import_graph("benchmarks")
+    assert "benchmarks.apps.navier_stokes" in bench["benchmarks.real_workloads"]
+    assert "benchmarks.apps" in bench["benchmarks.real_workloads"]
+    assert "benchmarks.common" in bench["benchmarks.apps.nbody"]   # `from .. import common`
+    assert not any(m.startswith("pfft") for m in bench["benchmarks.suite"])
 
 
 def test_a_cycle_is_found():
@@ -138,8 +149,10 @@ def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_pfft_has_no_import_cycle():
-    """No module of pfft/ reaches itself through imports (a lazy import that only
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycle(package):
+    """No module of ``package`` reaches itself through imports (a lazy import that only
     dodges a cycle counts: the modules would still depend on each other)."""
-    found = cycles(import_graph())
-    assert not found, "import cycles in pfft/: " + "; ".join(" <-> ".join(c) for c in found)
+    found = cycles(import_graph(package))
+    assert not found, f"import cycles in {package}/: " + "; ".join(
+        " <-> ".join(c) for c in found)
