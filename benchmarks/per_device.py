@@ -72,7 +72,6 @@ import numpy as np  # noqa: E402
 
 from pfft.autodiff import BACKWARD, FORWARD, Variant  # noqa: E402
 from pfft.plan_core import PlanCore  # noqa: E402
-from pfft.engines.choice import PerStageEngine  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
 from pfft.chain_search import Chain  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
@@ -201,14 +200,9 @@ def _lower(case: Case, device):
                                   sharding=on),
              jax.ShapeDtypeStruct((), np.bool_, sharding=on))
     fn = program(case.core, case.transfers, variant=case.variant)
-    engine = case.core.engine
-    log = []
-    if isinstance(engine, PerStageEngine):
-        with engine.recording() as log:
-            kept = jax.jit(fn).lower(*specs)
-    else:
-        kept = jax.jit(fn).lower(*specs)
-    case.fft_engines = ", ".join(log)
+    kept = jax.jit(fn).lower(*specs)
+    if hasattr(case.core.engine, "choose"):     # the engine of each FFT step, as resolved
+        case.fft_engines = ", ".join(case.core.transform.program(case.variant).engines())
     with warnings.catch_warnings():                 # donated buffers of other shapes
         warnings.simplefilter("ignore")
         donated = jax.jit(program(case.core, variant=case.variant),

@@ -4,7 +4,9 @@ An *engine* (:class:`pfft.engines.xla.XlaEngine`, :class:`pfft.engines.native.
 NativeEngine`, :class:`pfft.engines.per_stage.PerStageEngine`) runs the local
 transforms; a *transport* (:mod:`pfft.transports.xla`,
 :class:`pfft.transports.mpi.MPITransport`) moves blocks between devices. A plan
-chooses its engine once (:func:`pfft.engines.choice.engine_for_plan`); the executor
+chooses its engine once (:func:`pfft.engines.choice.engine_for_plan`), and its
+program (:mod:`pfft.program`) the engine of each transform where the plan's engine
+chooses per transform (``choose``, the per-stage engine); the executor
 (:mod:`pfft.executor`) calls the same methods of every engine.
 """
 from __future__ import annotations
@@ -65,8 +67,12 @@ class Engine(Protocol):
         As plans print it: "xla", "native" or "auto".
     keeps_order
         Transforms any axes where they lie (the block keeps numpy's axis order); where
-        ``False``, only the innermost ones, in the order given (the executor puts them
+        ``False``, only the innermost ones, in the order given (the program puts them
         there, in the packing of the exchange before).
+    fuses_scale
+        Applies the ``scale`` its transforms are given (fused, or in a multiply of its
+        own); where ``False`` it hands it back untouched and the program applies it in
+        its next copy.
     pieces
         The :class:`PiecesKernels` where the engine has them (native on CPU), else None.
 
@@ -87,6 +93,7 @@ class Engine(Protocol):
 
     name: str
     keeps_order: bool
+    fuses_scale: bool
     pieces: PiecesKernels | None
 
     def natural_scale(self, inverse: bool, n: int) -> float: ...

@@ -27,7 +27,6 @@ from .engines.choice import engine_for_plan
 from .hlo import count_collectives
 from .layout import Layout
 from .lru import LRUCache
-from .pieces import as_pieces
 from .sharding import is_tracer, place
 from .stages import Gather
 from .transports import xla as xla_transport
@@ -203,21 +202,12 @@ class Plan(PlanCore):
             self._collectives[reverse] = count_collectives(text)
         return dict(self._collectives[reverse])
 
-    def _as_pieces(self, reverse: bool = False) -> Callable:
-        """How the exchanges of the chain (``reverse``: the backward chain) move pieces
-        (None for those that do not): :func:`pfft.pieces.as_pieces` for this plan's
-        engine and local block."""
-        chain = self.chain.reversed() if reverse else self.chain
-        dtype = self.out_dtype if reverse else self.in_dtype
-        block_bytes = math.prod(chain.in_layout.local_shape) * np.dtype(dtype).itemsize
-        return lambda st: as_pieces(st, self.engine, xla_transport, block_bytes)
-
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
         grid = "x".join(str(s) for _, s in self.mesh_shape) or "1"
         names = ",".join(m for m, _ in self.mesh_shape)
         head = self._headline("Plan", f"grid {grid}" + (f" ({names})" if names else ""))
-        return "\n".join([head] + self._stage_lines(self._as_pieces()))
+        return "\n".join([head] + self._stage_lines())
 
 
 def _devices_of(mesh) -> list | None:

@@ -15,11 +15,12 @@ transform stands next to an exchange (the end of a chain, a resize, a gather) on
 pass packs or unpacks instead.
 Every element is then read and written once per FFT and copied once per exchange.
 
-Used by :func:`pfft.executor.run_chain` where the engine has the pieces kernels and
-the transport can shift (the native engine on CPU, the XLA transport): the chain is
-rewritten once (:func:`rewrite`) so that each exchange :func:`as_pieces` picks is a
-:class:`PiecesExchange` and each transform next to it a :class:`FusedTransform`, each
-with its step here (:func:`run_exchange`, :func:`run_fused`). With
+Used by a plan's program (:func:`pfft.program.resolve`) where the engine has the
+pieces kernels and the transport can shift (the native engine on CPU, the XLA
+transport): the chain is rewritten once (:func:`rewrite`) so that each exchange
+:func:`as_pieces` picks is a :class:`PiecesExchange` and each transform next to it a
+:class:`FusedTransform`, which the program runs as its steps
+(:class:`pfft.program.PiecesMove`, :class:`pfft.program.FusedPasses`). With
 ``fuse_exchanges="auto"`` every exchange where the transport swaps moves pieces, else
 those whose blocks are large enough to pay for the extra collectives of shifts
 (:func:`shifts_pay`); the others run as one all-to-all between the same FFTs. Blocks
@@ -29,15 +30,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from . import settings
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
            "pairs_enabled", "in_place_enabled", "transform", "ready_for", "pack", "exchange",
-           "assemble", "FusedTransform", "PiecesExchange", "rewrite", "run_fused",
-           "run_exchange"]
+           "assemble", "FusedTransform", "PiecesExchange", "rewrite", "BRANCHES"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -96,7 +96,7 @@ def enabled(engine, transport) -> bool:
 def swaps(transport) -> bool:
     """Whether exchanges of pieces over ``transport`` are one swap (a tuple all-to-all,
     :func:`pfft.transports.swap.swap`) rather than ``p - 1`` cyclic shifts.
-    ``$PFFT_NO_SWAPS``, read when a plan is traced, turns swaps off to measure them;
+    ``$PFFT_NO_SWAPS``, read when a plan is made, turns swaps off to measure them;
     the values are the same bits either way."""
     return transport.capabilities.swaps and settings.swaps()
 
@@ -263,20 +263,57 @@ def _pairs_pay(data, first: int, second: int, exchange: Exchange | None, engine)
     return subs >= max(8, 2 * int(engine.nthreads or 1))
 
 
+#: every way a stage's passes can go, by name (each a function below): where the
+#: stage's factor is applied differs between them, so tests reach each with a factor
+#: that is not 1 (tests/test_scale_placements.py)
+BRANCHES: dict[str, Callable] = {}
+
+
+def _branch(name: str):
+    def register(fn):
+        BRANCHES[name] = fn
+        return fn
+    return register
+
+
+def _run_branch(name: str, *args, **kw):
+    return BRANCHES[name](*args, **kw)
+
+
 def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
+    """A complex FFT over ``axes``: the kernel's pass along the axis the input or the
+    output is cut along (else the last), the others in place."""
     cut_in = data.axis if isinstance(data, Pieces) else None
     cut_out = exchange.scatter if exchange else None
     f = cut_in if cut_in in axes else cut_out if cut_out in axes else axes[-1]
     rest = tuple(a for a in axes if a != f)
+    kw = dict(inverse=inverse, scale=scale, engine=engine, shape=shape, exchange=exchange,
+              transport=transport)
     if cut_out in rest:                 # cut on the way out: transform it before
-        data = _in_place(data, rest, inverse, engine)
-        rest = ()
+        return _run_branch("c2c: the other axes first", data, f, rest, **kw)
     if rest and _pairs_pay(data, rest[-1], f, exchange, engine):
-        g, rest = rest[-1], rest[:-1]   # g, then the kernel's axis f, in one call
-        out = _pair(data, Pass("c2c", g, shape[g], shape[g], scale),
-                    Pass("c2c", f, shape[f], shape[f]), exchange=exchange, inverse=inverse,
-                    engine=engine, transport=transport)
-        return _in_place(out, rest, inverse, engine)
+        return _run_branch("c2c: a pair", data, f, rest, **kw)
+    return _run_branch("c2c: the kernel's axis first", data, f, rest, **kw)
+
+
+@_branch("c2c: the other axes first")
+def _c2c_rest_first(data, f, rest, *, inverse, scale, engine, shape, exchange, transport):
+    data = _in_place(data, rest, inverse, engine)
+    return _kernel(data, f, shape[f], kind="c2c", exchange=exchange, out_len=shape[f],
+                   inverse=inverse, scale=scale, engine=engine, transport=transport)
+
+
+@_branch("c2c: a pair")
+def _c2c_pair(data, f, rest, *, inverse, scale, engine, shape, exchange, transport):
+    g, rest = rest[-1], rest[:-1]       # g, then the kernel's axis f, in one call
+    out = _pair(data, Pass("c2c", g, shape[g], shape[g], scale),
+                Pass("c2c", f, shape[f], shape[f]), exchange=exchange, inverse=inverse,
+                engine=engine, transport=transport)
+    return _in_place(out, rest, inverse, engine)
+
+
+@_branch("c2c: the kernel's axis first")
+def _c2c_kernel_first(data, f, rest, *, inverse, scale, engine, shape, exchange, transport):
     out = _kernel(data, f, shape[f], kind="c2c", exchange=exchange, out_len=shape[f],
                   inverse=inverse, scale=scale, engine=engine, transport=transport)
     return _in_place(out, rest, inverse, engine)
@@ -295,16 +332,22 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighte
     stage is one pass along its axis applying ``st.op_for(inverse)``, its scale times
     ``scale`` and its end-point weights fused in; complex data (a mixed plan's) goes
     through it as real and imaginary parts. Each kind of stage has its function here
-    (:data:`_TRANSFORMS`).
+    (:data:`_TRANSFORMS`), each way its passes can go a branch (:data:`BRANCHES`),
+    and ``scale`` is applied once, by one pass, whichever it is.
     """
     return _TRANSFORMS[type(st)](data, st, inverse=inverse, weighted=weighted, scale=scale,
                                  engine=engine, shape=shape, exchange=exchange,
                                  transport=transport)
 
 
-def _r2r_stage(data, st: LocalR2R, *, inverse, weighted, scale, engine, shape, exchange,
-               transport):
+def _r2r_stage(data, st: LocalR2R, **kw):
     """A DCT/DST stage: one pass along its axis."""
+    return _run_branch("r2r", data, st, **kw)
+
+
+@_branch("r2r")
+def _r2r_pass(data, st: LocalR2R, *, inverse, weighted, scale, engine, shape, exchange,
+              transport):
     op = st.op_for(inverse)
     return _kernel(data, st.axis, op.n, kind="r2r", exchange=exchange, out_len=op.n,
                    inverse=inverse, scale=scale, op=op, engine=engine, transport=transport)
@@ -321,51 +364,103 @@ def _r2c_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, ex
                transport):
     """Real to complex: the halved axis first, then the stage's other axes (the one the
     output is cut along in the same call where pairing pays)."""
-    kw = dict(engine=engine, transport=transport)
-    h, n, rest = st.axis, st.n, tuple(a for a in st.axes if a != st.axis)
-    w = st.transposed_weights() if weighted else None
+    rest = tuple(a for a in st.axes if a != st.axis)
     cut_out = exchange.scatter if exchange else None
+    kw = dict(inverse=inverse, scale=scale, engine=engine, shape=shape, exchange=exchange,
+              transport=transport, weights=st.transposed_weights() if weighted else None)
     if cut_out not in rest:
-        out = _kernel(data, h, n, kind="r2c", exchange=exchange, out_len=st.half,
-                      inverse=inverse, scale=scale, weights=w, **kw)
-        return _in_place(out, rest, inverse, engine)
-    if _pairs_pay(data, h, cut_out, exchange, engine):
-        # the halved axis, then the cut axis, in one call
-        out = _pair(data, Pass("r2c", h, n, st.half, scale, w),
-                    Pass("c2c", cut_out, shape[cut_out], shape[cut_out]),
-                    exchange=exchange, inverse=inverse, **kw)
-        return _in_place(out, tuple(a for a in rest if a != cut_out), inverse, engine)
+        return _run_branch("r2c: the halved axis, the others in place", data, st, rest, **kw)
+    if _pairs_pay(data, st.axis, cut_out, exchange, engine):
+        return _run_branch("r2c: a pair with the cut axis", data, st, rest, **kw)
+    return _run_branch("r2c: the halved axis, then the others", data, st, rest, **kw)
+
+
+@_branch("r2c: the halved axis, the others in place")
+def _r2c_alone(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
+               weights):
+    out = _kernel(data, st.axis, st.n, kind="r2c", exchange=exchange, out_len=st.half,
+                  inverse=inverse, scale=scale, weights=weights, engine=engine,
+                  transport=transport)
+    return _in_place(out, rest, inverse, engine)
+
+
+@_branch("r2c: a pair with the cut axis")
+def _r2c_pair(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
+              weights):
+    cut_out = exchange.scatter          # the halved axis, then the cut axis, in one call
+    out = _pair(data, Pass("r2c", st.axis, st.n, st.half, scale, weights),
+                Pass("c2c", cut_out, shape[cut_out], shape[cut_out]),
+                exchange=exchange, inverse=inverse, engine=engine, transport=transport)
+    return _in_place(out, tuple(a for a in rest if a != cut_out), inverse, engine)
+
+
+@_branch("r2c: the halved axis, then the others")
+def _r2c_then_rest(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
+                   weights):
     # the halved axis to one array, then the other axes, the cut one last
-    half = _kernel(data, h, n, kind="r2c", exchange=None, out_len=st.half,
-                   inverse=inverse, scale=scale, weights=w, **kw)
+    half = _kernel(data, st.axis, st.n, kind="r2c", exchange=None, out_len=st.half,
+                   inverse=inverse, scale=scale, weights=weights, engine=engine,
+                   transport=transport)
     new = list(shape)
-    new[h] = st.half
-    return _c2c(half, rest, inverse=inverse, scale=1.0, shape=new, exchange=exchange, **kw)
+    new[st.axis] = st.half
+    return _c2c(half, rest, inverse=inverse, scale=1.0, shape=new, exchange=exchange,
+                engine=engine, transport=transport)
 
 
 def _c2r_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, exchange,
                transport):
     """Complex to real: the stage's other axes first, the halved axis last (in one call
     with the axis the input is cut along, or the last other one, where pairing pays)."""
-    kw = dict(engine=engine, transport=transport)
-    h, n, rest = st.axis, st.n, tuple(a for a in st.axes if a != st.axis)
-    w = st.transposed_weights() if weighted else None
+    h, rest = st.axis, tuple(a for a in st.axes if a != st.axis)
     cut_in = data.axis if isinstance(data, Pieces) else None
     f = cut_in if cut_in in rest else rest[-1] if rest else None
+    kw = dict(inverse=inverse, scale=scale, engine=engine, shape=shape, exchange=exchange,
+              transport=transport, weights=st.transposed_weights() if weighted else None)
     if rest and cut_in != h and _pairs_pay(data, f, h, exchange, engine):
-        # the other complex axes in place, then f and the halved axis in one call
-        data = _in_place(data, tuple(a for a in rest if a != f), inverse, engine)
-        return _pair(data, Pass("c2c", f, shape[f], shape[f], scale),
-                     Pass("c2r", h, n, n, 1.0, w), exchange=exchange, inverse=inverse, **kw)
+        return _run_branch("c2r: a pair with the halved axis", data, st, rest, f, **kw)
     if rest and cut_in == h:            # cut along the halved axis: the c2r reads it
-        data = _in_place(data, rest, inverse, engine)
-    elif rest:                          # the complex axes first, into one array
-        data = (_c2c(data, rest, inverse=inverse, scale=scale, shape=shape, exchange=None,
-                     **kw) if isinstance(data, Pieces) else
-                engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale)[0])
-        scale = 1.0
-    return _kernel(data, h, n, kind="c2r", exchange=exchange, out_len=n, inverse=inverse,
-                   scale=scale, weights=w, **kw)
+        return _run_branch("c2r: cut along the halved axis", data, st, rest, f, **kw)
+    if rest:                            # the complex axes first, into one array
+        return _run_branch("c2r: the others first", data, st, rest, f, **kw)
+    return _run_branch("c2r: the halved axis alone", data, st, rest, f, **kw)
+
+
+@_branch("c2r: a pair with the halved axis")
+def _c2r_pair(data, st, rest, f, *, inverse, scale, engine, shape, exchange, transport,
+              weights):
+    # the other complex axes in place, then f and the halved axis in one call
+    data = _in_place(data, tuple(a for a in rest if a != f), inverse, engine)
+    return _pair(data, Pass("c2c", f, shape[f], shape[f], scale),
+                 Pass("c2r", st.axis, st.n, st.n, 1.0, weights), exchange=exchange,
+                 inverse=inverse, engine=engine, transport=transport)
+
+
+@_branch("c2r: cut along the halved axis")
+def _c2r_cut_halved(data, st, rest, f, *, inverse, scale, engine, shape, exchange,
+                    transport, weights):
+    data = _in_place(data, rest, inverse, engine)
+    return _kernel(data, st.axis, st.n, kind="c2r", exchange=exchange, out_len=st.n,
+                   inverse=inverse, scale=scale, weights=weights, engine=engine,
+                   transport=transport)
+
+
+@_branch("c2r: the others first")
+def _c2r_rest_first(data, st, rest, f, *, inverse, scale, engine, shape, exchange,
+                    transport, weights):
+    data = (_c2c(data, rest, inverse=inverse, scale=scale, shape=shape, exchange=None,
+                 engine=engine, transport=transport) if isinstance(data, Pieces) else
+            engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale)[0])
+    return _kernel(data, st.axis, st.n, kind="c2r", exchange=exchange, out_len=st.n,
+                   inverse=inverse, scale=1.0, weights=weights, engine=engine,
+                   transport=transport)
+
+
+@_branch("c2r: the halved axis alone")
+def _c2r_alone(data, st, rest, f, *, inverse, scale, engine, shape, exchange, transport,
+               weights):
+    return _kernel(data, st.axis, st.n, kind="c2r", exchange=exchange, out_len=st.n,
+                   inverse=inverse, scale=scale, weights=weights, engine=engine,
+                   transport=transport)
 
 
 def _real_stage(data, st: RealFFT, **kw):
@@ -461,27 +556,3 @@ def rewrite(stages: list, engine, transport, block_bytes: int) -> list:
         else:
             out.append(st)
     return out
-
-
-def run_fused(run, block, at) -> None:
-    """The executor's step for a :class:`FusedTransform` (``at.shape``: the logical
-    shape before it)."""
-    step = at.stage
-    block.data = transform(block.data, step.stage, inverse=run.inverse,
-                           weighted=run.weighted, scale=block.take_scale(), shape=at.shape,
-                           exchange=step.send, engine=run.engine.pieces,
-                           transport=run.transport)
-
-
-def run_exchange(run, block, at) -> None:
-    """The executor's step for a :class:`PiecesExchange`."""
-    step, kernels = at.stage, run.engine.pieces
-    data = block.data
-    if step.pack:
-        data = pack(data, step.send, scale=block.take_scale(), engine=kernels,
-                    transport=run.transport)
-    data = exchange(data, step.send, step.send.gathered_extent(at.shape), run.transport)
-    if step.assemble:
-        data = assemble(data, scale=block.take_scale(), engine=kernels,
-                        transport=run.transport)
-    block.data = data

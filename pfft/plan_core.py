@@ -21,12 +21,11 @@ import numpy as np
 from .arguments import (R2R_KINDS, check_dealiasing, check_norm, check_plan_options, check_shape,
                         complex_dtype, norm_scale, normalize_axes, r2r_dtype)
 from .autodiff import BACKWARD, FORWARD, Variant, apply
-from .engines.per_stage import PerStageEngine
 from .engines.r2r import scipy_op
-from .executor import run_chain
+from .executor import run_program
 from .layout import Layout, layout_from_spec
 from .chain_search import Chain, build_chain
-from .stages import LocalFFT, LocalR2R, RealFFT
+from .program import Program, resolve
 
 __all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
            "r2r_frequencies"]
@@ -149,6 +148,28 @@ class Transform:
         """The chain ``variant`` runs (the forward one, or it backwards)."""
         return self._reversed if variant.reverse else self.chain
 
+    @functools.cached_property
+    def programs(self) -> dict[Variant, Program]:
+        """The program of every variant the plan can run (:mod:`pfft.program`): the
+        forward and inverse maps in either direction of the chain, and for a real
+        plan their transposes' weighted ones. Resolved together, once."""
+        variants = {Variant(reverse, inverse, weighted)
+                    for reverse in (False, True) for inverse in (False, True)
+                    for weighted in ((False, True) if self.is_real else (False,))}
+        return {v: self._resolve(v) for v in sorted(variants, key=lambda v: (
+            v.reverse, v.inverse, v.weighted))}
+
+    def _resolve(self, variant: Variant) -> Program:
+        chain = self.chain_for(variant)
+        return resolve(chain, inverse=variant.inverse, weighted=variant.weighted,
+                       scale=self.scale(variant.inverse),
+                       dtype=boundary_dtype(chain, self.dtype, first=True),
+                       engine=self.engine, transport=self.transport)
+
+    def program(self, variant: Variant) -> Program:
+        """What ``variant`` runs on a block (:attr:`programs`)."""
+        return self.programs[variant]
+
     def scale(self, inverse: bool) -> float:
         """numpy's factor for the direction (the forward also undoes dealiasing's
         finer grid)."""
@@ -157,10 +178,8 @@ class Transform:
 
     # -- the interface of pfft.autodiff ------------------------------------------------
     def apply(self, block, variant: Variant):
-        """Run ``variant`` of the chain on one device's (or rank's) padded ``block``."""
-        return run_chain(block, self.chain_for(variant), inverse=variant.inverse,
-                         scale=self.scale(variant.inverse), weighted=variant.weighted,
-                         engine=self.engine, transport=self.transport)
+        """Run ``variant``'s program on one device's (or rank's) padded ``block``."""
+        return run_program(block, self.program(variant), self.transport)
 
     def out_type(self, aval, variant: Variant):
         """Local block shape and dtype of ``variant``'s output; the plan's mesh axes
@@ -175,7 +194,8 @@ class Transform:
                 (self.mesh_axes, split))
 
     def batched(self, size: int) -> "Transform":
-        """The same map on a batch of ``size`` blocks stacked in a new leading axis."""
+        """The same map on a batch of ``size`` blocks stacked in a new leading axis
+        (its programs resolved for those blocks)."""
         return replace(self, chain=self.chain.with_leading_axis(size))
 
 
@@ -264,6 +284,7 @@ class PlanCore:
         self.transform = Transform(self.chain, self.dtype, norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
                                    engine, transport, frozenset(mesh_axes), frozenset(effects))
+        self.programs = self.transform.programs        # every variant's, resolved now
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
 
@@ -339,20 +360,11 @@ class PlanCore:
 
     def fft_engines(self) -> list[str] | None:
         """For a plan whose engine chooses per transform (``engine="auto"`` on GPUs):
-        the engine ("xla" or "native") each FFT stage of :meth:`forward` runs, in the
-        order of the chain, read from a lowering of it (nothing is compiled); else
-        None."""
-        import jax
-
-        if not isinstance(self.engine, PerStageEngine):
+        the engine ("xla" or "native") each FFT step of :meth:`forward`'s program
+        runs, in order; else None."""
+        if not hasattr(self.engine, "choose"):
             return None
-        traces = self.trace_count
-        try:
-            with self.engine.recording() as log:
-                jax.jit(self._entry(FORWARD)).lower(self._abstract_input(FORWARD))
-        finally:
-            self.trace_count = traces         # a description is not a call
-        return list(log)
+        return self.programs[FORWARD].engines()
 
     # -- wavenumbers -------------------------------------------------------------------
     def _frequencies(self, d, angular: bool) -> list[tuple[int, np.ndarray]]:
@@ -432,27 +444,12 @@ class PlanCore:
         raise NotImplementedError
 
     # -- description -----------------------------------------------------------------
-    def _stage_lines(self, as_pieces=lambda st: None) -> list[str]:
-        """The chain, one stage a line (``as_pieces(st)``: how exchange ``st`` moves
-        pieces, a :class:`pfft.pieces.Send`; None where it does not)."""
+    def _stage_lines(self) -> list[str]:
+        """The forward program, one step a line (what :meth:`forward` runs), between the
+        chain's input and output layouts."""
         chain = self.chain
-
-        def how(st) -> str:
-            send = as_pieces(st)
-            if not send:
-                return ""
-            return (", as 1 swap of pieces" if send.sign == 0
-                    else f", as {st.size - 1} collective permute(s) of pieces")
-        engines = iter(self.fft_engines() or ())
-
-        def by(st) -> str:              # a per-stage engine: which one runs an FFT stage
-            if isinstance(self.engine, PerStageEngine) and isinstance(st, (LocalFFT, RealFFT)):
-                return f", by {next(engines, '?')}"
-            if isinstance(self.engine, PerStageEngine) and isinstance(st, LocalR2R):
-                return ", by xla"
-            return ""
         lines = [f"  in : {chain.in_layout}"]
-        lines += [f"  {i}. {st}{how(st)}{by(st)}" for i, st in enumerate(chain.stages, 1)]
+        lines += [f"  {i}. {line}" for i, line in enumerate(self.programs[FORWARD].lines(), 1)]
         lines.append(f"  out: {chain.out_layout}")
         return lines
 

@@ -52,20 +52,35 @@ def pytest_configure(config):
                                 f"error::DeprecationWarning:{DEPRECATION_SOURCES}")
 
 
+def pieces_moves(plan, reverse: bool = False) -> list:
+    """How each stage of ``plan``'s chain (``reverse``: its backward chain) moves in
+    the plan's program, in the chain's order: the :class:`pfft.pieces.Send` an
+    exchange of pieces moves by, None for any other stage (the program's exchange
+    steps are the chain's exchanges, in order)."""
+    from pfft.autodiff import BACKWARD, FORWARD
+    from pfft.program import AllToAll, PiecesMove
+    from pfft.stages import Exchange
+
+    chain = plan.chain.reversed() if reverse else plan.chain
+    steps = [s for s in plan.programs[BACKWARD if reverse else FORWARD].steps
+             if isinstance(s, (AllToAll, PiecesMove))]
+    exchanges = [st for st in chain.stages if isinstance(st, Exchange)]
+    assert len(steps) == len(exchanges), (steps, exchanges)
+    sends = iter(s.move.send if isinstance(s, PiecesMove) else None for s in steps)
+    return [next(sends) if isinstance(st, Exchange) else None for st in chain.stages]
+
+
 def planned_collectives(plan, reverse: bool = False) -> dict[str, int]:
-    """The collectives ``plan``'s chain (``reverse``: its backward chain) calls for:
-    an exchange that moves pieces (``plan._as_pieces``, i.e.
-    :func:`pfft.pieces.as_pieces`, decides by engine and block size) is one swap (an
-    all-to-all) or ``p - 1`` collective permutes; any other exchange is one
-    all-to-all; a gather is one all-gather."""
+    """The collectives ``plan``'s program (``reverse``: its backward one) calls for:
+    an exchange that moves pieces (:func:`pieces_moves`) is one swap (an all-to-all)
+    or ``p - 1`` collective permutes; any other exchange is one all-to-all; a gather
+    is one all-gather."""
     from pfft.hlo import COLLECTIVES
     from pfft.stages import Exchange, Gather
 
     chain = plan.chain.reversed() if reverse else plan.chain
-    moves_pieces = plan._as_pieces(reverse)
     want = dict.fromkeys(COLLECTIVES, 0)
-    for stage in chain.stages:
-        send = moves_pieces(stage)
+    for stage, send in zip(chain.stages, pieces_moves(plan, reverse)):
         if send and send.sign != 0:
             want["collective-permute"] += stage.size - 1
         elif isinstance(stage, Exchange):

@@ -445,6 +445,29 @@ def test_cufft_plan_cache_calls_need_the_gpu_kernels():
         native.set_cufft_plan_cache_size(0)
 
 
+def _chosen_call(eng, method: str, a, axes, *args, **kw):
+    """What a program does with the per-stage engine: choose the engine of a transform
+    (as :func:`pfft.program.resolve` asks), then call it. Returns the engine's name, the
+    result and the factor still owed."""
+    axes = tuple(x % a.ndim for x in axes)
+    scale = kw.get("scale", 1.0)
+    if method == "fft":
+        points = math.prod(a.shape[x] for x in axes)
+        real, scales_inverse, out = False, args[0], a.size
+    elif method == "rfft":
+        points = math.prod(a.shape[x] for x in axes)
+        real, scales_inverse = True, False
+        out = a.size // a.shape[axes[-1]] * (a.shape[axes[-1]] // 2 + 1)
+    else:
+        points = math.prod([a.shape[x] for x in axes[:-1]] + [args[0]])
+        real, scales_inverse = True, True
+        out = a.size // a.shape[axes[-1]] * args[0]
+    chosen = eng.choose(axes, a.shape, real=real, scales_inverse=scales_inverse, scale=scale,
+                        n=points, out_size=out)
+    got, owed = getattr(chosen, method)(a, axes, *args, **kw)
+    return chosen.name, got, owed
+
+
 @needs_cpu_kernels
 def test_per_stage_engine_routes_each_transform_and_matches_numpy():
     """The GPU's ``engine="auto"`` sends a transform over the innermost axes (the halved
@@ -459,43 +482,40 @@ def test_per_stage_engine_routes_each_transform_and_matches_numpy():
     x = random_array(rng, (6, 5, 4), np.complex128)
     r = x.real.copy()
     k = np.fft.rfftn(r, axes=(1, 2))
-    cases = [  # call, want, engine
-        (lambda a: eng.fft(a, (2,), False), np.fft.fft(x, axis=2), "xla"),
-        (lambda a: eng.fft(a, (0, 1, 2), False, scale=0.5), 0.5 * np.fft.fftn(x), "xla"),
-        (lambda a: eng.fft(a, (1, 2), True, scale=1 / 20), np.fft.ifftn(x, axes=(1, 2)), "xla"),
-        (lambda a: eng.fft(a, (2,), True), 4 * np.fft.ifft(x, axis=2), "native"),
-        (lambda a: eng.fft(a, (0,), False), np.fft.fft(x, axis=0), "native"),
-        (lambda a: eng.fft(a, (0, 2), True, scale=1 / 24), np.fft.ifftn(x, axes=(0, 2)),
+    xx = jnp.asarray(x)
+    rr = jnp.asarray(r)
+    cases = [  # method, argument, axes, positional, keywords, want, engine
+        ("fft", xx, (2,), (False,), {}, np.fft.fft(x, axis=2), "xla"),
+        ("fft", xx, (0, 1, 2), (False,), dict(scale=0.5), 0.5 * np.fft.fftn(x), "xla"),
+        ("fft", xx, (1, 2), (True,), dict(scale=1 / 20), np.fft.ifftn(x, axes=(1, 2)), "xla"),
+        ("fft", xx, (2,), (True,), {}, 4 * np.fft.ifft(x, axis=2), "native"),
+        ("fft", xx, (0,), (False,), {}, np.fft.fft(x, axis=0), "native"),
+        ("fft", xx, (0, 2), (True,), dict(scale=1 / 24), np.fft.ifftn(x, axes=(0, 2)),
          "native"),
-        (lambda a: eng.fft(a, (1,), False, scale=2.0), 2 * np.fft.fft(x, axis=1), "xla"),
-        (lambda a: eng.fft(a, (1,), True), 5 * np.fft.ifft(x, axis=1), "xla"),
-        (lambda a: eng.rfft(a.real, (1, 2)), k, "xla"),
-        (lambda a: eng.rfft(a.real, (1, 2), inverse=True, scale=2.0), 2 * np.conj(k), "xla"),
-        (lambda a: eng.rfft(a.real, (2, 0)), np.fft.rfftn(r, axes=(2, 0)), "native"),
-        (lambda a: eng.rfft(a.real, (2, 1)), np.fft.rfftn(r, axes=(2, 1)), "xla"),
-        (lambda a: eng.rfft(a.real, (0, 1), inverse=True),
-         np.conj(np.fft.rfftn(r, axes=(0, 1))), "xla"),
+        ("fft", xx, (1,), (False,), dict(scale=2.0), 2 * np.fft.fft(x, axis=1), "xla"),
+        ("fft", xx, (1,), (True,), {}, 5 * np.fft.ifft(x, axis=1), "xla"),
+        ("rfft", rr, (1, 2), (), {}, k, "xla"),
+        ("rfft", rr, (1, 2), (), dict(inverse=True, scale=2.0), 2 * np.conj(k), "xla"),
+        ("rfft", rr, (2, 0), (), {}, np.fft.rfftn(r, axes=(2, 0)), "native"),
+        ("rfft", rr, (2, 1), (), {}, np.fft.rfftn(r, axes=(2, 1)), "xla"),
+        ("rfft", rr, (0, 1), (), dict(inverse=True), np.conj(np.fft.rfftn(r, axes=(0, 1))),
+         "xla"),
     ]
-    for call, want, engine in cases:
-        with eng.recording() as log:
-            got, owed = jax.jit(call)(x)
-        assert owed == 1.0      # every factor applied
-        assert log == [engine], (engine, log)
-        assert rel_err(got, want) <= 1e-12, engine
     kk = jnp.asarray(k)
     k01 = np.fft.rfftn(r, axes=(0, 1))
-    for arg, call, want, engine in [
-            (kk, lambda a: eng.irfft(a, (1, 2), 4, scale=1 / 20), r, "xla"),
-            (kk, lambda a: eng.irfft(a, (1, 2), 4, inverse=False, scale=1 / 20),
-             np.fft.irfftn(np.conj(k), (5, 4), axes=(1, 2)), "xla"),
-            (kk, lambda a: eng.irfft(a, (1, 2), 4), 20 * r, "xla"),    # the kernel loops
-            (jnp.asarray(np.fft.rfftn(r, axes=(0, 2))),
-             lambda a: eng.irfft(a, (0, 2), 4), 24 * r, "native"),
-            (jnp.asarray(k01), lambda a: eng.irfft(a, (0, 1), 5, scale=0.5),
-             15 * r, "xla")]:
-        with eng.recording() as log:
-            got, owed = jax.jit(call)(arg)
-        assert log == [engine] and owed == 1.0 and rel_err(got, want) <= 1e-12, (engine, log)
+    cases += [
+        ("irfft", kk, (1, 2), (4,), dict(scale=1 / 20), r, "xla"),
+        ("irfft", kk, (1, 2), (4,), dict(inverse=False, scale=1 / 20),
+         np.fft.irfftn(np.conj(k), (5, 4), axes=(1, 2)), "xla"),
+        ("irfft", kk, (1, 2), (4,), {}, 20 * r, "xla"),    # the kernel would loop
+        ("irfft", jnp.asarray(np.fft.rfftn(r, axes=(0, 2))), (0, 2), (4,), {}, 24 * r,
+         "native"),
+        ("irfft", jnp.asarray(k01), (0, 1), (5,), dict(scale=0.5), 15 * r, "xla")]
+    for method, arg, axes, args, kw, want, engine in cases:
+        name, got, owed = _chosen_call(eng, method, arg, axes, *args, **kw)
+        assert owed == 1.0      # every factor applied
+        assert name == engine, (method, axes, kw, name)
+        assert rel_err(got, want) <= 1e-12, (method, axes, kw)
 
 
 @needs_cpu_kernels

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import pfft
-from conftest import TOL, planned_collectives, random_array, rel_err
+from conftest import TOL, pieces_moves, planned_collectives, random_array, rel_err
 from pfft.hlo import COLLECTIVES, count_collectives
 from kernel_build import cpu_kernels_expected, missing_kernels_reason
 from pfft import pieces
@@ -820,18 +820,21 @@ def _expected_kernel_calls(plan, reverse: bool) -> tuple[dict[str, int], int]:
     (the end of the chain, two exchanges in a row)."""
     from pfft.stages import LocalR2R
     stages = (plan.chain.reversed() if reverse else plan.chain).stages
-    moves = plan._as_pieces(reverse)       # how each exchange moves pieces, or None
+    sends = pieces_moves(plan, reverse)     # how each exchange moves pieces, or None
+
+    def moves(i: int):
+        return sends[i] if 0 <= i < len(stages) else None
     want, fused_stages = {"pfft_pieces": 0, "pfft_r2r": 0}, 0
     for i, stage in enumerate(stages):
         before = stages[i - 1] if i > 0 else None
         after = stages[i + 1] if i + 1 < len(stages) else None
         if isinstance(stage, LocalR2R):
-            fused = bool(moves(before) or moves(after))
+            fused = bool(moves(i - 1) or moves(i + 1))
             want["pfft_pieces" if fused else "pfft_r2r"] += 1
             fused_stages += fused
-        elif moves(stage):
+        elif moves(i):
             want["pfft_pieces"] += not isinstance(before, LocalR2R)       # a pack
-            want["pfft_pieces"] += not isinstance(after, LocalR2R) and not moves(after)
+            want["pfft_pieces"] += not isinstance(after, LocalR2R) and not moves(i + 1)
     return want, fused_stages
 
 

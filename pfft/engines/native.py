@@ -375,12 +375,14 @@ class NativeEngine:
 
     name = "native"
     keeps_order = True
+    fuses_scale = True
 
     def __init__(self, nthreads: int, platform: str = "cpu", fuse: bool | str = "auto"):
         self.nthreads, self.platform, self.fuse = nthreads, platform, fuse
         cpu = platform == "cpu"
         self.pieces = self if cpu and fuse is not False and available("cpu") else None
         self._ducc_r2r = cpu and available("cpu")
+        self.r2r_by = "native" if self._ducc_r2r else "xla"   # what runs its DCTs/DSTs
 
     def _key(self):
         return (type(self).__name__, self.nthreads, self.platform, self.fuse)

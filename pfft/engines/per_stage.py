@@ -18,9 +18,7 @@ a pass or two, and the native kernel, exact at every size, runs them.
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 
 import jax.numpy as jnp
 
@@ -28,24 +26,75 @@ from . import lax_fft, r2r as r2r_ops
 from . import xla
 from .native import NativeEngine
 
-__all__ = ["PerStageEngine"]
+__all__ = ["PerStageEngine", "XlaInPlace"]
+
+
+class XlaInPlace:
+    """``lax.fft`` on any axes of a block, keeping numpy's axis order (a transform over
+    axes that are not innermost moves them there and back): the XLA side of
+    :class:`PerStageEngine`. Every call returns the unnormalised transform times
+    ``scale`` (XLA's own ``1/n`` undone in the same multiply)."""
+
+    name = "xla"
+    keeps_order = True
+    fuses_scale = True
+    pieces = None
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash(type(self))
+
+    def __repr__(self):
+        return "XlaInPlace()"
+
+    @staticmethod
+    def natural_scale(inverse: bool, n: int) -> float:
+        return 1.0
+
+    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
+        axes = tuple(a % x.ndim for a in axes)
+        n = math.prod(x.shape[a] for a in axes)
+        y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
+             else xla.fft_axes(x, axes, inverse))
+        return _scaled(y, scale * (n if inverse else 1)), 1.0
+
+    def rfft(self, x, axes, *, inverse=False, scale=1.0):
+        axes = tuple(a % x.ndim for a in axes)
+        y = (xla.rfft_trailing(x, len(axes)) if _trailing(axes, x.ndim)
+             else jnp.fft.rfftn(x, axes=axes))    # the - sign; a real input's + sign
+        return _scaled(jnp.conj(y) if inverse else y, scale), 1.0   # is the conjugate
+
+    def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
+        axes = tuple(a % x.ndim for a in axes)
+        lengths = [x.shape[a] for a in axes[:-1]] + [n]
+        # the - sign transform of Hermitian z is the + sign transform of conj(z)
+        x = x if inverse else jnp.conj(x)
+        y = (xla.irfft_trailing(x, len(axes), n) if _trailing(axes, x.ndim)
+             else xla.irfft_axes(x, axes, lengths))
+        return _scaled(y, scale * math.prod(lengths)), 1.0
+
+    def r2r(self, x, ops, axes):
+        return r2r_ops.apply_along(x, ops, axes)
 
 
 class PerStageEngine:
-    """A plan's engine (:class:`pfft.interfaces.Engine`) that sends each transform to
-    the native GPU kernels or to ``lax.fft`` (the module's rules), keeping numpy's
-    axis order either way. Every call returns the unnormalised transform times
-    ``scale`` (:meth:`natural_scale` is 1); DCTs and DSTs go through ``lax.fft``.
-    :meth:`recording` lists where each call went (a plan's printout)."""
+    """A plan's engine (:class:`pfft.interfaces.Engine`) that chooses, for each
+    transform of a plan's program, the native GPU kernels or ``lax.fft``
+    (:meth:`choose`, the module's rules), keeping numpy's axis order either way. It
+    runs no transform itself: the program holds the engine it chose for each
+    (:mod:`pfft.program`); DCTs and DSTs go through ``lax.fft``."""
 
     name = "auto"
     keeps_order = True
+    fuses_scale = True
     pieces = None
 
     def __init__(self, nthreads: int = 1, platform: str = "gpu"):
         self.native = NativeEngine(nthreads, platform, fuse=False)
+        self.xla = XlaInPlace()
         self.platform = platform
-        self._recording = threading.local()     # a list while this thread records
 
     def _key(self):
         return (type(self).__name__, self.native.nthreads, self.platform)
@@ -56,72 +105,27 @@ class PerStageEngine:
     def __hash__(self):
         return hash(self._key())
 
+    def __repr__(self):
+        return f"PerStageEngine(nthreads={self.native.nthreads}, {self.platform!r})"
+
     def natural_scale(self, inverse: bool, n: int) -> float:
         return 1.0
 
-    def route(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
-              scales_inverse: bool, scale: float, n: int, out_size: int) -> str:
-        """"native" or "xla" for a transform over block axes ``positions`` (``real``:
-        the last is the halved axis) of a block of ``shape`` into ``out_size`` elements:
-        ``scales_inverse`` for the transforms ``lax.fft`` scales by ``1/n`` (inverse
-        complex, complex-to-real). Recorded (:meth:`recording`)."""
+    def choose(self, positions: tuple[int, ...], shape: tuple[int, ...], *, real: bool,
+               scales_inverse: bool, scale: float, n: int, out_size: int):
+        """The engine (:attr:`native` or :attr:`xla`) for a transform over block axes
+        ``positions`` (``real``: the last is the halved axis) of a block of ``shape``
+        into ``out_size`` elements: ``scales_inverse`` for the transforms ``lax.fft``
+        scales by ``1/n`` (inverse complex, complex-to-real), ``scale`` the factor the
+        transform is to apply."""
         ndim, k = len(shape), len(positions)
         trailing = (0 < k <= 3 and sorted(positions) == list(range(ndim - k, ndim))
                     and positions[-1] == ndim - 1)
         unscaled_tie = not scales_inverse or (
             math.isclose(scale * n, 1.0, rel_tol=1e-12) and out_size < lax_fft.SCALE_LIMIT)
         if trailing and unscaled_tie:
-            choice = "xla"
-        else:
-            choice = "native" if _one_launch_each(positions, shape, real) else "xla"
-        log = getattr(self._recording, "log", None)
-        if log is not None:
-            log.append(choice)
-        return choice
-
-    @contextlib.contextmanager
-    def recording(self):
-        """A list of the engine names ("xla" or "native") this thread's transforms are
-        routed to inside the ``with`` block (while a plan is traced)."""
-        self._recording.log = log = []
-        try:
-            yield log
-        finally:
-            self._recording.log = None
-
-    def fft(self, x, axes, inverse, *, scale=1.0, inplace=False):
-        axes = tuple(a % x.ndim for a in axes)
-        n = math.prod(x.shape[a] for a in axes)
-        if self.route(axes, x.shape, real=False, scales_inverse=inverse, scale=scale,
-                      n=n, out_size=x.size) == "native":
-            return self.native.fft(x, axes, inverse, scale=scale, inplace=inplace)
-        y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
-             else xla.fft_axes(x, axes, inverse))
-        return _scaled(y, scale * (n if inverse else 1)), 1.0
-
-    def rfft(self, x, axes, *, inverse=False, scale=1.0):
-        axes = tuple(a % x.ndim for a in axes)
-        n = math.prod(x.shape[a] for a in axes)
-        if self.route(axes, x.shape, real=True, scales_inverse=False, scale=scale,
-                      n=n, out_size=x.size // max(x.shape[axes[-1]], 1) * (
-                          x.shape[axes[-1]] // 2 + 1)) == "native":
-            return self.native.rfft(x, axes, inverse=inverse, scale=scale)
-        y = (xla.rfft_trailing(x, len(axes)) if _trailing(axes, x.ndim)
-             else jnp.fft.rfftn(x, axes=axes))    # the - sign; a real input's + sign
-        return _scaled(jnp.conj(y) if inverse else y, scale), 1.0   # is the conjugate
-
-    def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
-        axes = tuple(a % x.ndim for a in axes)
-        lengths = [x.shape[a] for a in axes[:-1]] + [n]
-        points = math.prod(lengths)
-        if self.route(axes, x.shape, real=True, scales_inverse=True, scale=scale,
-                      n=points, out_size=x.size // max(x.shape[axes[-1]], 1) * n) == "native":
-            return self.native.irfft(x, axes, n, inverse=inverse, scale=scale)
-        # the - sign transform of Hermitian z is the + sign transform of conj(z)
-        x = x if inverse else jnp.conj(x)
-        y = (xla.irfft_trailing(x, len(axes), n) if _trailing(axes, x.ndim)
-             else xla.irfft_axes(x, axes, lengths))
-        return _scaled(y, scale * points), 1.0
+            return self.xla
+        return self.native if _one_launch_each(positions, shape, real) else self.xla
 
     def r2r(self, x, ops, axes):
         return r2r_ops.apply_along(x, ops, axes)

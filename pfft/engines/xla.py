@@ -93,6 +93,7 @@ class XlaEngine:
 
     name = "xla"
     keeps_order = False
+    fuses_scale = False
     pieces = None
 
     def __eq__(self, other):
