@@ -18,7 +18,6 @@ points first and zeros after.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 from typing import Union
 
@@ -111,13 +110,6 @@ class Layout:
         if unknown:
             raise ValueError(f"layout: {sorted(unknown)} are not axes of the mesh "
                              f"{dict(self.mesh_shape)}")
-
-    @property
-    def grid(self) -> tuple[tuple[str, int], ...]:
-        """Deprecated name of :attr:`mesh_shape`."""
-        warnings.warn("Layout.grid is deprecated: use Layout.mesh_shape (the same "
-                      "(mesh axis, size) pairs)", DeprecationWarning, stacklevel=2)
-        return self.mesh_shape
 
     @property
     def ndim(self) -> int:

@@ -104,13 +104,6 @@ class Plan(PlanCore):
         _warn_if_replicated(self)
 
     @property
-    def grid(self) -> tuple[tuple[str, int], ...]:
-        """Deprecated name of :attr:`mesh_shape`."""
-        warnings.warn("Plan.grid is deprecated: use Plan.mesh_shape (the same (mesh axis, "
-                      "size) pairs)", DeprecationWarning, stacklevel=2)
-        return self.mesh_shape
-
-    @property
     def _distributed(self) -> bool:
         return self.mesh is not None and bool(self.mesh_shape)
 

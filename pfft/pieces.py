@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Callable, NamedTuple
 
-from . import settings
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
@@ -95,10 +94,9 @@ def enabled(engine, transport) -> bool:
 
 def swaps(transport) -> bool:
     """Whether exchanges of pieces over ``transport`` are one swap (a tuple all-to-all,
-    :func:`pfft.transports.swap.swap`) rather than ``p - 1`` cyclic shifts.
-    ``$PFFT_NO_SWAPS``, read when a plan is made, turns swaps off to measure them;
-    the values are the same bits either way."""
-    return transport.capabilities.swaps and settings.swaps()
+    :func:`pfft.transports.swap.swap`) rather than ``p - 1`` cyclic shifts: where the
+    transport has swaps (the values are the same bits either way)."""
+    return transport.capabilities.swaps
 
 
 def swap_pays(st: Exchange, block_bytes: int) -> bool:
@@ -211,18 +209,16 @@ class Pass(NamedTuple):
 
 
 def pairs_enabled(engine) -> bool:
-    """Whether two passes in a row run as one kernel call (the engine has it, and
-    ``$PFFT_NO_PASS_PAIRS`` is unset, read when a plan is traced: a switch to measure
-    what pairing gains; the values agree to rounding either way)."""
-    return engine.pieces is not None and settings.pass_pairs()
+    """Whether two passes in a row may run as one kernel call: where the engine has the
+    pieces kernels (the values agree with two calls to rounding)."""
+    return engine.pieces is not None
 
 
 def in_place_enabled(engine) -> bool:
-    """Whether a pass writes over the pieces it reads where their cut allows
-    (:func:`pfft.engines.native.writes_in_place`): the engine has it, and
-    ``$PFFT_NO_IN_PLACE`` is unset (read when a plan is traced: a switch to measure what
-    it gains; the values are the same bits either way)."""
-    return engine.pieces is not None and settings.in_place()
+    """Whether a pass may write over the pieces it reads where their cut allows
+    (:func:`pfft.engines.native.writes_in_place`): where the engine has the pieces
+    kernels (the values are the same bits either way)."""
+    return engine.pieces is not None
 
 
 def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -218,8 +217,7 @@ class PlanCore:
     real_dtype
         Its real counterpart.
     dealiased
-        ``{axis: N}``: the spectral lengths dealiasing keeps (``padding`` is its
-        deprecated name).
+        ``{axis: N}``: the spectral lengths dealiasing keeps.
     spectral_shape
         The shape of the spectral grid (``shape`` with dealiased axes at ``N``).
     size
@@ -287,13 +285,6 @@ class PlanCore:
         self.programs = self.transform.programs        # every variant's, resolved now
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
-
-    @property
-    def padding(self) -> dict[int, int]:
-        """Deprecated name of :attr:`dealiased`."""
-        warnings.warn("plan.padding is deprecated: use plan.dealiased (the spectral "
-                      "length dealiasing keeps per axis)", DeprecationWarning, stacklevel=2)
-        return self.dealiased
 
     @property
     def is_real(self) -> bool:

@@ -41,12 +41,6 @@ VARIABLES = (
              "when a plan is made"),
     Variable("PFFT_KERNELS_DIR", "a folder searched first for the kernel libraries",
              "none", "when a library is loaded"),
-    Variable("PFFT_NO_PASS_PAIRS", "set: two kernel passes in a row run as two calls "
-             "(to measure what pairing gains)", "unset", "when a plan is traced"),
-    Variable("PFFT_NO_IN_PLACE", "set: no kernel pass writes over its input pieces "
-             "(to measure what it gains)", "unset", "when a plan is traced"),
-    Variable("PFFT_NO_SWAPS", "set: exchanges of pieces run as collective permutes, "
-             "not one swap (to measure swaps)", "unset", "when a plan is traced"),
     Variable("PFFT_NO_HUGEPAGE_ADVICE", "set: the CPU kernels give no huge-page advice "
              "on the buffers they write first (to measure what it gains)", "unset",
              "when the CPU library is loaded"),
@@ -112,23 +106,6 @@ def kernels_dir() -> Path | None:
     """``$PFFT_KERNELS_DIR``, or ``None`` where it is unset."""
     text = _get("PFFT_KERNELS_DIR")
     return Path(text) if text else None
-
-
-def pass_pairs() -> bool:
-    """Whether two kernel passes in a row may run as one call (``$PFFT_NO_PASS_PAIRS``
-    unset)."""
-    return not _is_set("PFFT_NO_PASS_PAIRS")
-
-
-def in_place() -> bool:
-    """Whether a kernel pass may write over its input pieces (``$PFFT_NO_IN_PLACE``
-    unset)."""
-    return not _is_set("PFFT_NO_IN_PLACE")
-
-
-def swaps() -> bool:
-    """Whether exchanges of pieces may run as one swap (``$PFFT_NO_SWAPS`` unset)."""
-    return not _is_set("PFFT_NO_SWAPS")
 
 
 def hugepage_advice() -> bool:

@@ -224,15 +224,3 @@ def test_a_batch_axis_the_grid_does_not_divide_stays_whole(kind):
     assert chain.exchanges == 2
 
 
-def test_the_old_names_of_mesh_shape_and_dealiased_still_work_and_warn():
-    """``grid`` (for the ``(mesh axis, size)`` pairs) and ``plan.padding`` (for the
-    dealiased lengths) were renamed; the old attributes give the same values with a
-    DeprecationWarning."""
-    lay = Layout((8, 6, 5), ("x", "y", None), (("x", 2), ("y", 3)))
-    with pytest.warns(DeprecationWarning, match="mesh_shape"):
-        assert lay.grid == lay.mesh_shape == (("x", 2), ("y", 3))
-    plan = pfft.plan((8, 8, 8), np.complex64, pfft.make_mesh((2, 2)), padding=1.5)
-    with pytest.warns(DeprecationWarning, match="mesh_shape"):
-        assert plan.grid == plan.mesh_shape == (("x", 2), ("y", 2))
-    with pytest.warns(DeprecationWarning, match="dealiased"):
-        assert plan.padding == plan.dealiased == {0: 8, 1: 8, 2: 8}

@@ -25,6 +25,10 @@ from pfft import pieces
 from pfft.engines import native, native_pieces
 from pfft.stages import Exchange
 
+# the pieces path's choices, as pfft makes them (tests switch each off to compare)
+SWAPS, PAIRS_ENABLED = pieces.swaps, pieces.pairs_enabled
+IN_PLACE_ENABLED = pieces.in_place_enabled
+
 # skipped only where the kernels cannot be built (no C++ compiler, or
 # PFFT_ALLOW_NO_KERNELS=1); elsewhere a missing library fails these tests
 pytestmark = pytest.mark.skipif(
@@ -391,7 +395,7 @@ def test_plans_run_a_middle_pass_in_place_where_both_exchanges_match(grid, plan_
     """A pencil whose two exchanges go over as many devices (2x2) runs its middle pass
     over the pieces the first exchange delivered (an aliased kernel call), forward and
     backward; elsewhere no call is aliased. The values are numpy's and the same bits
-    as with ``$PFFT_NO_IN_PLACE``."""
+    as with no pass in place (:func:`pfft.pieces.in_place_enabled` turned off)."""
     mesh = pfft.make_mesh(grid)
     shape = (16, 12, 8)              # 5 bins along the halved axis: numpy's layout keeps it whole
     rng = np.random.default_rng(5)
@@ -399,7 +403,8 @@ def test_plans_run_a_middle_pass_in_place_where_both_exchanges_match(grid, plan_
     x = rng.standard_normal(shape) if real else random_array(rng, shape, np.complex128)
     results = {}
     for off in ("", "1"):
-        monkeypatch.setenv("PFFT_NO_IN_PLACE", off)
+        monkeypatch.setattr(pieces, "in_place_enabled",
+                            (lambda engine: False) if off else IN_PLACE_ENABLED)
         pfft.clear_plan_cache()
         plan = pfft.plan(shape, np.complex128, mesh, engine="native", **plan_kw)
         xs = jax.device_put(x, plan.in_sharding)
@@ -417,25 +422,31 @@ def test_plans_run_a_middle_pass_in_place_where_both_exchanges_match(grid, plan_
         np.testing.assert_array_equal(a, b)
 
 
-# how a plan's exchanges run: pieces swapped (the default), pieces shifted
-# ($PFFT_NO_SWAPS), or XLA's all-to-all (fuse_exchanges=False)
-MODES = {"swap": ("", True), "shifts": ("1", True), "all-to-all": ("", False)}
+# how a plan's exchanges run: pieces swapped (the default), pieces shifted (as where
+# the transport has no swaps), or XLA's all-to-all (fuse_exchanges=False)
+MODES = {"swap": (True, True), "shifts": (False, True), "all-to-all": (True, False)}
+
+
+def _without_swaps(monkeypatch, swapping: bool = False) -> None:
+    """Plans made after this move pieces by shifts, as over a transport without swaps
+    (``swapping``: by swaps again, the default)."""
+    monkeypatch.setattr(pieces, "swaps", SWAPS if swapping else (lambda transport: False))
 
 
 @pytest.fixture
 def fresh_plans():
-    """Plans made while a test switches ``$PFFT_NO_SWAPS`` leave the plan cache with it
-    (the switch is read when a plan is traced, so a cached plan keeps its mode)."""
+    """Plans made while a test switches swaps off leave the plan cache with it (a plan
+    keeps the exchanges' form it was made with)."""
     pfft.clear_plan_cache()
     yield
     pfft.clear_plan_cache()
 
 
 def _plan_in_mode(mode, monkeypatch, *args, **kw):
-    """``pfft.plan(*args, **kw)`` made and traced in ``mode`` (a fresh plan: the
-    switch is read when a plan is traced)."""
-    no_swaps, fuse = MODES[mode]
-    monkeypatch.setenv("PFFT_NO_SWAPS", no_swaps)
+    """``pfft.plan(*args, **kw)`` made in ``mode`` (a fresh plan: a plan keeps the
+    exchanges' form it was made with)."""
+    swapping, fuse = MODES[mode]
+    _without_swaps(monkeypatch, swapping)
     pfft.clear_plan_cache()
     return pfft.plan(*args, engine="native", fuse_exchanges=fuse, **kw)
 
@@ -563,8 +574,9 @@ def test_fused_real_plans_equal_unfused_plans_and_numpy(grid, shape, spectrum, m
 def test_slab_plans_run_their_two_local_axes_as_one_pair_call(grid, shape, kind, monkeypatch):
     """A slab's two local axes (the halved axis and the one the exchange cuts, and on
     the way back the received axis and the halved one) run as one ``pfft_pieces_pair``
-    call each way: the same values as two calls (``$PFFT_NO_PASS_PAIRS``), as the
-    all-to-all path and as numpy, gradient included."""
+    call each way: the same values as two calls (pairs turned off:
+    :func:`pfft.pieces.pairs_enabled`), as the all-to-all path and as numpy, gradient
+    included."""
     mesh = pfft.make_mesh(grid)
     rng = np.random.default_rng(5)
     dtype = np.float64 if kind == "r2c" else np.complex128
@@ -572,7 +584,9 @@ def test_slab_plans_run_their_two_local_axes_as_one_pair_call(grid, shape, kind,
     xs = pfft.device_put(x, mesh)
     results, wt = {}, None
     for mode in ("pairs", "two calls", "all-to-all"):
-        monkeypatch.setenv("PFFT_NO_PASS_PAIRS", "1" if mode == "two calls" else "")
+        monkeypatch.setattr(pieces, "pairs_enabled",
+                            (lambda engine: False) if mode == "two calls" else PAIRS_ENABLED)
+        pfft.clear_plan_cache()
         plan = pfft.plan(shape, dtype, mesh, kind=kind, engine="native",
                          fuse_exchanges=mode != "all-to-all")
         forward = jax.jit(plan.forward)
@@ -656,12 +670,13 @@ def test_auto_fusion_moves_pieces_by_swap_or_where_shifts_pay(grid, swapping, mo
     exchange moves pieces: one swap where the device's block holds at most
     ``(p - 2) * SWAP_BYTES`` bytes, else ``p - 1`` collective permutes (one over 2
     devices). Without swaps
-    (``$PFFT_NO_SWAPS``, or a JAX without them) an exchange over 2 devices is one
+    (a transport or a JAX without them) an exchange over 2 devices is one
     collective permute of pieces; over ``p > 2`` devices it is ``p - 1`` permutes when
     the device's block holds at least ``(p - 2) * SHIFT_BYTES`` bytes, else one
     all-to-all (a small block cannot pay for the extra collectives). Read from the
     compiled HLO on both sides of the threshold, and in the plan's description."""
-    monkeypatch.setenv("PFFT_NO_SWAPS", "" if swapping else "1")
+    _without_swaps(monkeypatch, swapping)
+    pfft.clear_plan_cache()
     mesh = pfft.make_mesh(grid)
     devices = int(np.prod(grid))
     seen = {}

@@ -77,15 +77,14 @@ def test_every_setting_is_read_where_its_default_applies(monkeypatch):
     assert settings.engine() == "auto" and settings.num_threads() is None
     assert settings.kernels_dir() is None and settings.pieces_batch() == 0
     assert settings.cufft_plan_cache() is None and settings.current() == {}
-    assert settings.pass_pairs() and settings.in_place() and settings.swaps()
     assert settings.hugepage_advice()
     for name, value in [("PFFT_ENGINE", "XLA"), ("PFFT_NUM_THREADS", "0"),
                         ("PFFT_PIECES_BATCH", "32"), ("PFFT_CUFFT_PLAN_CACHE", "8"),
-                        ("PFFT_NO_SWAPS", "1"), ("PFFT_NO_HUGEPAGE_ADVICE", "1")]:
+                        ("PFFT_NO_HUGEPAGE_ADVICE", "1")]:
         monkeypatch.setenv(name, value)
     assert settings.engine() == "xla" and settings.num_threads() == 1
     assert settings.pieces_batch() == 32 and settings.cufft_plan_cache() == 8
-    assert not settings.swaps() and not settings.hugepage_advice()
+    assert not settings.hugepage_advice()
     monkeypatch.setenv("PFFT_PIECES_BATCH", "lots")          # not a number: the default
     assert settings.pieces_batch() == 0
 
@@ -113,9 +112,9 @@ def test_the_loader_passes_the_libraries_their_settings(monkeypatch):
 
 
 def test_show_config_lists_every_setting(monkeypatch, capsys):
-    monkeypatch.setenv("PFFT_NO_SWAPS", "1")
+    monkeypatch.setenv("PFFT_PIECES_BATCH", "8")
     pfft.show_config()
     out = capsys.readouterr().out
-    assert "PFFT_NO_SWAPS=1" in out
+    assert "PFFT_PIECES_BATCH=8" in out
     for v in settings.VARIABLES:
         assert v.name in out, v.name

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import logging
 import warnings
-from types import ModuleType
 
 import jax
 
@@ -25,20 +24,22 @@ from . import native, xla
 from .native import NativeEngine
 from .per_stage import PerStageEngine
 
-__all__ = ["get_engine", "engine_for_plan", "NativeEngine", "PerStageEngine", "ENGINES"]
+__all__ = ["engine_for_plan", "NativeEngine", "PerStageEngine", "ENGINES"]
 
 ENGINES = ("auto", "native", "xla", "cufft")
 _log = logging.getLogger("pfft")
 
 
 @functools.cache
-def _choose(name: str, platform: str) -> ModuleType:
+def _choose(name: str, platform: str) -> str:
+    """"native" or "xla": what ``name`` runs on ``platform`` (the native engine where
+    its library is built, else XLA's FFT, with a warning that says why)."""
     if name == "xla":
         _log.info("pfft local FFT engine: xla (lax.fft), as asked")
-        return xla
+        return "xla"
     if native.available(platform):
         _log.info("pfft local FFT engine: native (%s)", "cuFFT" if platform != "cpu" else "DUCC")
-        return native
+        return "native"
     reason = native.unavailable_reason(platform)
     msg = f"pfft local FFT engine: xla (lax.fft); the native engine is unavailable: {reason}"
     if name == "native":
@@ -51,31 +52,7 @@ def _choose(name: str, platform: str) -> ModuleType:
                   "every FFT with lax.fft, strided ones (a pencil's) about 2x slower")
         warnings.warn(f"{msg}. pfft runs {slower}. Set PFFT_ENGINE=xla to choose that "
                       "without this warning.", RuntimeWarning, stacklevel=3)
-    return xla
-
-
-def get_engine(name: str | None = None, platform: str | None = None) -> ModuleType:
-    """The engine module to run local FFTs with.
-
-    Parameters
-    ----------
-    name : {"auto", "native", "xla", "cufft"}, optional
-        Defaults to ``$PFFT_ENGINE``, else "auto".
-    platform : str, optional
-        "cpu" or "gpu"; defaults to JAX's default backend.
-
-    Returns
-    -------
-    module
-        :mod:`pfft.engines.native` (``fft``/``rfft``/``irfft`` on any axes) or
-        :mod:`pfft.engines.xla` (``fft_trailing``, ``rfft_trailing``,
-        ``irfft_trailing`` on the innermost axes). Plans use :func:`engine_for_plan`.
-    """
-    name = (name or settings.engine()).lower()
-    if name not in ENGINES:
-        raise ValueError(f"unknown engine {name!r}; choose one of {ENGINES}")
-    platform = "cpu" if (platform or jax.default_backend()) == "cpu" else "gpu"
-    return _choose(_cufft_name(name, platform), platform)
+    return "xla"
 
 
 def _cufft_name(name: str, platform: str) -> str:
@@ -105,7 +82,7 @@ def engine_for_plan(name: str | None, devices, fuse: bool | str = "auto") -> Eng
     if name not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {name!r}")
     name = _cufft_name(name, platform)
-    if _choose(name, platform) is xla:
+    if _choose(name, platform) == "xla":
         return xla.ENGINE
     if name == "auto" and platform != "cpu":
         return PerStageEngine(1, platform)

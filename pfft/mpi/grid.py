@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Sequence
 
 from mpi4py import MPI
@@ -96,13 +95,6 @@ class ProcessGrid:
                 coords[(major, minor)] = key
         self.transport = MPITransport(self.comms, coords)
         self._regrids: dict[tuple[int, ...], ProcessGrid] = {}
-
-    @property
-    def grid(self) -> tuple[tuple[str, int], ...]:
-        """Deprecated name of :attr:`mesh_shape`."""
-        warnings.warn("ProcessGrid.grid is deprecated: use ProcessGrid.mesh_shape (the "
-                      "same (name, size) pairs)", DeprecationWarning, stacklevel=2)
-        return self.mesh_shape
 
     @staticmethod
     def _check_dims(dims, size: int) -> tuple[int, ...]:
