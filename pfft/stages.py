@@ -6,12 +6,15 @@ its data movement) and prints as one line of the plan.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engines.hermitian import bin_weights
-from .engines.r2r import R2R
+from .hermitian import bin_weights
 from .layout import Split
+
+if TYPE_CHECKING:            # stages know no engine: the map's type, for the reader
+    from .engines.r2r import R2R
 
 __all__ = ["LocalFFT", "RealFFT", "LocalR2R", "Resize", "Exchange", "Gather", "Scatter",
            "Stage"]
@@ -59,7 +62,7 @@ class RealFFT:
         """Per-bin weights of this stage transposed (the ``n//2 + 1`` stored bins).
 
         After a real-to-complex transform the interior bins are doubled; before a
-        complex-to-real one they are halved (:mod:`pfft.engines.hermitian`).
+        complex-to-real one they are halved (:mod:`pfft.hermitian`).
         """
         return bin_weights(self.n, 2.0 if self.to_complex else 0.5)
 
@@ -84,7 +87,7 @@ class LocalR2R:
     """
 
     axis: int
-    op: R2R
+    op: "R2R"
 
     @property
     def axes(self) -> tuple[int, ...]:
@@ -93,7 +96,7 @@ class LocalR2R:
     def inverse(self) -> "LocalR2R":
         return LocalR2R(self.axis, self.op.transposed())
 
-    def op_for(self, inverse: bool) -> R2R:
+    def op_for(self, inverse: bool) -> "R2R":
         """The map to apply: ``op``, or with the inverse flag ``op^-T``."""
         return self.op.inverse().transposed() if inverse else self.op
 

@@ -156,3 +156,26 @@ def test_no_import_cycle(package):
     found = cycles(import_graph(package))
     assert not found, f"import cycles in {package}/: " + "; ".join(
         " <-> ".join(c) for c in found)
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for m in graph.get(todo.pop(), ()):
+            if m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return seen
+
+
+@pytest.mark.parametrize("module", ["pfft.stages", "pfft.layout", "pfft.chain_search",
+                                    "pfft.executor"])
+def test_the_plan_nouns_and_the_executor_know_no_engine_or_transport(module):
+    """Imports point down: the stages, layouts and the planner describe a transform
+    whatever runs it, and the executor runs what a program holds; none of them reaches
+    an engine or a transport module."""
+    graph = import_graph()
+    below = {m for m in _reaches(graph, module)
+             if m.startswith(("pfft.engines.", "pfft.transports."))}
+    assert not below, (module, sorted(below))

@@ -43,7 +43,7 @@ import numpy as np
 from . import _kernels, r2r as r2r_ops
 from ._kernels import (cufft_plan_cache_info, gpu_workspace_bytes, num_threads,
                        set_cufft_plan_cache_size, set_num_threads, workspace_type)
-from .hermitian import bin_weights
+from ..hermitian import bin_weights
 from . import native_pieces
 from .native_pieces import fft_pieces
 
@@ -181,7 +181,7 @@ _c2c.defvjp(_c2c_fwd, _c2c_bwd)
 
 
 def _bin_weights(n: int, interior: float, axis: int, dtype) -> jax.Array:
-    """:func:`pfft.engines.hermitian.bin_weights` along negative ``axis``."""
+    """:func:`pfft.hermitian.bin_weights` along negative ``axis``."""
     w = bin_weights(n, interior)
     return jnp.asarray(w.reshape((-1,) + (1,) * (-axis - 1)), dtype=dtype)
 
