@@ -356,6 +356,15 @@ def _fft_stage(data, st: LocalFFT, *, inverse, weighted, scale, engine, shape, e
                 engine=engine, transport=transport)
 
 
+def _halved_pass(data, st: RealFFT, *, exchange, scale, inverse, weights, engine, transport):
+    """The kernel's pass along real stage ``st``'s halved axis: real to complex (its
+    ``n`` points to ``n//2 + 1`` bins) or back, the bin ``weights`` fused in."""
+    kind, out_len = ("r2c", st.half) if st.to_complex else ("c2r", st.n)
+    return _kernel(data, st.axis, st.n, kind=kind, exchange=exchange, out_len=out_len,
+                   inverse=inverse, scale=scale, weights=weights, engine=engine,
+                   transport=transport)
+
+
 def _r2c_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, exchange,
                transport):
     """Real to complex: the halved axis first, then the stage's other axes (the one the
@@ -374,9 +383,8 @@ def _r2c_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, ex
 @_branch("r2c: the halved axis, the others in place")
 def _r2c_alone(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
                weights):
-    out = _kernel(data, st.axis, st.n, kind="r2c", exchange=exchange, out_len=st.half,
-                  inverse=inverse, scale=scale, weights=weights, engine=engine,
-                  transport=transport)
+    out = _halved_pass(data, st, exchange=exchange, scale=scale, inverse=inverse,
+                       weights=weights, engine=engine, transport=transport)
     return _in_place(out, rest, inverse, engine)
 
 
@@ -394,9 +402,8 @@ def _r2c_pair(data, st, rest, *, inverse, scale, engine, shape, exchange, transp
 def _r2c_then_rest(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
                    weights):
     # the halved axis to one array, then the other axes, the cut one last
-    half = _kernel(data, st.axis, st.n, kind="r2c", exchange=None, out_len=st.half,
-                   inverse=inverse, scale=scale, weights=weights, engine=engine,
-                   transport=transport)
+    half = _halved_pass(data, st, exchange=None, scale=scale, inverse=inverse,
+                        weights=weights, engine=engine, transport=transport)
     new = list(shape)
     new[st.axis] = st.half
     return _c2c(half, rest, inverse=inverse, scale=1.0, shape=new, exchange=exchange,
@@ -435,9 +442,8 @@ def _c2r_pair(data, st, rest, f, *, inverse, scale, engine, shape, exchange, tra
 def _c2r_cut_halved(data, st, rest, f, *, inverse, scale, engine, shape, exchange,
                     transport, weights):
     data = _in_place(data, rest, inverse, engine)
-    return _kernel(data, st.axis, st.n, kind="c2r", exchange=exchange, out_len=st.n,
-                   inverse=inverse, scale=scale, weights=weights, engine=engine,
-                   transport=transport)
+    return _halved_pass(data, st, exchange=exchange, scale=scale, inverse=inverse,
+                        weights=weights, engine=engine, transport=transport)
 
 
 @_branch("c2r: the others first")
@@ -446,17 +452,15 @@ def _c2r_rest_first(data, st, rest, f, *, inverse, scale, engine, shape, exchang
     data = (_c2c(data, rest, inverse=inverse, scale=scale, shape=shape, exchange=None,
                  engine=engine, transport=transport) if isinstance(data, Pieces) else
             engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale)[0])
-    return _kernel(data, st.axis, st.n, kind="c2r", exchange=exchange, out_len=st.n,
-                   inverse=inverse, scale=1.0, weights=weights, engine=engine,
-                   transport=transport)
+    return _halved_pass(data, st, exchange=exchange, scale=1.0, inverse=inverse,
+                        weights=weights, engine=engine, transport=transport)
 
 
 @_branch("c2r: the halved axis alone")
 def _c2r_alone(data, st, rest, f, *, inverse, scale, engine, shape, exchange, transport,
                weights):
-    return _kernel(data, st.axis, st.n, kind="c2r", exchange=exchange, out_len=st.n,
-                   inverse=inverse, scale=scale, weights=weights, engine=engine,
-                   transport=transport)
+    return _halved_pass(data, st, exchange=exchange, scale=scale, inverse=inverse,
+                        weights=weights, engine=engine, transport=transport)
 
 
 def _real_stage(data, st: RealFFT, **kw):

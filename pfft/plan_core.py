@@ -152,11 +152,10 @@ class Transform:
         """The program of every variant the plan can run (:mod:`pfft.program`): the
         forward and inverse maps in either direction of the chain, and for a real
         plan their transposes' weighted ones. Resolved together, once."""
-        variants = {Variant(reverse, inverse, weighted)
+        variants = [Variant(reverse, inverse, weighted)
                     for reverse in (False, True) for inverse in (False, True)
-                    for weighted in ((False, True) if self.is_real else (False,))}
-        return {v: self._resolve(v) for v in sorted(variants, key=lambda v: (
-            v.reverse, v.inverse, v.weighted))}
+                    for weighted in ((False, True) if self.is_real else (False,))]
+        return {v: self._resolve(v) for v in variants}
 
     def _resolve(self, variant: Variant) -> Program:
         chain = self.chain_for(variant)

@@ -362,18 +362,35 @@ def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
     return tuple(a for a in order if a not in last) + tail
 
 
+@dataclass(frozen=True)
+class _R2rRun:
+    """DCT/DST stages in a row (up to three), resolved as one :class:`R2rGroup`."""
+
+    stages: tuple[LocalR2R, ...]
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return tuple(st.axis for st in self.stages)
+
+
 def _grouped(stages: list) -> list:
-    """``stages`` with each run of DCT/DST stages (up to three) as one tuple."""
+    """``stages`` with each run of DCT/DST stages (up to three) as one :class:`_R2rRun`."""
     out: list = []
     for st in stages:
-        if isinstance(st, LocalR2R) and out and isinstance(out[-1], tuple) and len(out[-1]) < 3:
-            out[-1] = out[-1] + (st,)
+        if (isinstance(st, LocalR2R) and out and isinstance(out[-1], _R2rRun)
+                and len(out[-1].stages) < 3):
+            out[-1] = _R2rRun(out[-1].stages + (st,))
         else:
-            out.append((st,) if isinstance(st, LocalR2R) else st)
+            out.append(_R2rRun((st,)) if isinstance(st, LocalR2R) else st)
     return out
 
 
-_TRANSFORMS = (LocalFFT, RealFFT, tuple)
+def _length(st) -> int:
+    """How many of the chain's stages ``st`` (of :func:`_grouped`) stands for."""
+    return len(st.stages) if isinstance(st, _R2rRun) else 1
+
+
+_TRANSFORMS = (LocalFFT, RealFFT, _R2rRun)
 
 
 def natural_scale(stages, shapes, inverse: bool, engine) -> float:
@@ -410,10 +427,9 @@ def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
     for k, st in enumerate(grouped):
         nxt = next((s for s in grouped[k + 1:] if isinstance(s, _TRANSFORMS)), None)
         at = _At(inverse, weighted, engine, transport, chain.in_layout.balanced,
-                 tuple(shapes[i]), layouts[i + (len(st) if isinstance(st, tuple) else 1)],
-                 nxt)
+                 tuple(shapes[i]), layouts[i + _length(st)], nxt)
         _RESOLVERS[type(st)](walk, st, at)
-        i += len(st) if isinstance(st, tuple) else 1
+        i += _length(st)
     walk.reorder(range(len(walk.order)))
     if walk.scale != 1.0:
         walk.add(Rescale(walk.take_scale()))
@@ -474,9 +490,9 @@ def _real_fft(walk: _Walk, st: RealFFT, at: _At) -> None:
     walk.add(RealFft(st, pos, engine, at.inverse, scale, weights))
 
 
-def _r2r(walk: _Walk, group: tuple, at: _At) -> None:
-    pos = walk.positions(tuple(st.axis for st in group), at.engine.keeps_order)
-    walk.add(R2rGroup(group, pos, at.engine, at.inverse))
+def _r2r(walk: _Walk, run: _R2rRun, at: _At) -> None:
+    pos = walk.positions(run.axes, at.engine.keeps_order)
+    walk.add(R2rGroup(run.stages, pos, at.engine, at.inverse))
 
 
 def _resize(walk: _Walk, st: Resize, at: _At) -> None:
@@ -494,8 +510,7 @@ def _order_after(walk: _Walk, st: Exchange, at: _At) -> tuple[int, ...]:
         return (g,) + tuple(a for a in walk.order if a != g)
     if after is None:
         return _order_for(walk.order, (g,))
-    axes = tuple(s.axis for s in after) if isinstance(after, tuple) else after.axes
-    return _order_for(walk.order, axes, exact=isinstance(after, RealFFT))
+    return _order_for(walk.order, after.axes, exact=isinstance(after, RealFFT))
 
 
 def _exchange(walk: _Walk, st: Exchange, at: _At) -> None:
@@ -546,7 +561,7 @@ def _pieces_exchange(walk: _Walk, st, at: _At) -> None:
 
 
 _RESOLVERS = {
-    LocalFFT: _fft, RealFFT: _real_fft, tuple: _r2r, Resize: _resize,
+    LocalFFT: _fft, RealFFT: _real_fft, _R2rRun: _r2r, Resize: _resize,
     Exchange: _exchange, Gather: _gather, Scatter: _scatter,
     pieces_path.FusedTransform: _fused, pieces_path.PiecesExchange: _pieces_exchange,
 }

@@ -60,11 +60,9 @@ EXPECTED = {
     "pieces: c2r: a pair with the halved axis", "pieces: r2r",
 }
 
-#: the variants a user's calls run: forward, backward and their transposes (gradients)
-API_VARIANTS = {"forward": FORWARD, "backward": BACKWARD}
-
-
 def api_variants(is_real: bool) -> dict:
+    """The variants a user's calls run: forward, backward and their transposes
+    (gradients)."""
     return {"forward": FORWARD, "backward": BACKWARD,
             "grad of forward": FORWARD.transposed(is_real),
             "grad of backward": BACKWARD.transposed(is_real)}

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["SCALE_LIMIT", "EXACT_PLATFORMS", "fft", "ifft", "irfft", "irfftn"]
+__all__ = ["SCALE_LIMIT", "EXACT_PLATFORMS", "fft", "ifft", "irfft", "irfftn", "scaled"]
 
 SCALE_LIMIT = 2 ** 31
 """Output elements from which XLA's GPU FFT leaves an inverse unscaled: inverses this
@@ -52,10 +52,11 @@ def fft(x: jax.Array, fft_type, fft_lengths) -> jax.Array:
     rewritten = _rewrite(x, fft_type, lengths)
     if rewritten is None:
         return lax.fft(x, fft_type, lengths)
-    exact = [p for p in EXACT_PLATFORMS if p in _platforms(x)]
+    platforms = _platforms(x)
+    exact = [p for p in EXACT_PLATFORMS if p in platforms]
     if not exact:
         return rewritten(x)
-    if len(exact) == len(_platforms(x)):
+    if len(exact) == len(platforms):
         return lax.fft(x, fft_type, lengths)
     return lax.platform_dependent(
         x, default=rewritten, **{p: lambda a: lax.fft(a, fft_type, lengths) for p in exact})
@@ -87,14 +88,15 @@ def _fft_type(fft_type) -> lax.FftType:
     return lax.FftType(fft_type)
 
 
-def _scaled(y: jax.Array, factor: float) -> jax.Array:
-    return y * jnp.asarray(factor, y.real.dtype)
+def scaled(y: jax.Array, factor: float) -> jax.Array:
+    """``y`` times ``factor`` (in ``y``'s real dtype; none where it is 1)."""
+    return y if factor == 1.0 else y * jnp.asarray(factor, y.real.dtype)
 
 
 def _ifft_by_forward(x: jax.Array, lengths: tuple[int, ...]) -> jax.Array:
     """The inverse over the last ``len(lengths)`` axes: ``conj(FFT(conj(x))) / n``."""
     y = lax.fft(jnp.conj(x), lax.FftType.FFT, lengths)
-    return _scaled(jnp.conj(y), 1.0 / max(math.prod(lengths), 1))
+    return scaled(jnp.conj(y), 1.0 / max(math.prod(lengths), 1))
 
 
 def _negated(x: jax.Array, axes) -> jax.Array:

@@ -58,13 +58,13 @@ class XlaInPlace:
         n = math.prod(x.shape[a] for a in axes)
         y = (xla.fft_trailing(x, len(axes), inverse) if _trailing(axes, x.ndim)
              else xla.fft_axes(x, axes, inverse))
-        return _scaled(y, scale * (n if inverse else 1)), 1.0
+        return lax_fft.scaled(y, scale * (n if inverse else 1)), 1.0
 
     def rfft(self, x, axes, *, inverse=False, scale=1.0):
         axes = tuple(a % x.ndim for a in axes)
         y = (xla.rfft_trailing(x, len(axes)) if _trailing(axes, x.ndim)
              else jnp.fft.rfftn(x, axes=axes))    # the - sign; a real input's + sign
-        return _scaled(jnp.conj(y) if inverse else y, scale), 1.0   # is the conjugate
+        return lax_fft.scaled(jnp.conj(y) if inverse else y, scale), 1.0   # is the conjugate
 
     def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
         axes = tuple(a % x.ndim for a in axes)
@@ -73,7 +73,7 @@ class XlaInPlace:
         x = x if inverse else jnp.conj(x)
         y = (xla.irfft_trailing(x, len(axes), n) if _trailing(axes, x.ndim)
              else xla.irfft_axes(x, axes, lengths))
-        return _scaled(y, scale * math.prod(lengths)), 1.0
+        return lax_fft.scaled(y, scale * math.prod(lengths)), 1.0
 
     def r2r(self, x, ops, axes):
         return r2r_ops.apply_along(x, ops, axes)
@@ -151,7 +151,3 @@ def _one_launch_each(positions: tuple[int, ...], shape: tuple[int, ...], real: b
     if real:
         runs.append([positions[-1], positions[-1]])
     return all(math.prod(shape[:a]) == 1 or math.prod(shape[b + 1:]) == 1 for a, b in runs)
-
-
-def _scaled(y, scale: float):
-    return y if scale == 1.0 else y * jnp.asarray(scale, y.real.dtype)
