@@ -86,9 +86,9 @@ class Engine(Protocol):
     rfft(x, axes, *, inverse, scale), irfft(x, axes, n, *, inverse, scale)
         Real-to-complex (the last axis halved) and complex-to-real (``n`` real points
         on the last axis), of either sign.
-    r2r(x, ops, axes)
+    r2r(x, ops, axes, *, inplace)
         DCTs and DSTs: ``ops[j]`` (:class:`pfft.engines.r2r.R2R`, its scaling
-        included) along ``axes[j]``; returns the array.
+        included) along ``axes[j]``; returns the array. ``inplace`` as for ``fft``.
     """
 
     name: str
@@ -105,7 +105,7 @@ class Engine(Protocol):
 
     def irfft(self, x, axes, n: int, *, inverse: bool = True, scale: float = 1.0) -> tuple: ...
 
-    def r2r(self, x, ops, axes): ...
+    def r2r(self, x, ops, axes, *, inplace: bool = False): ...
 
 
 class Transport(Protocol):

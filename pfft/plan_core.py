@@ -24,6 +24,7 @@ from .engines.r2r import scipy_op
 from .executor import run_program
 from .layout import Layout, layout_from_spec
 from .chain_search import Chain, build_chain
+from .memory import PlanMemory, measure
 from .program import Program, resolve
 
 __all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
@@ -284,6 +285,7 @@ class PlanCore:
         self.programs = self.transform.programs        # every variant's, resolved now
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
+        self._memory: PlanMemory | None = None
 
     @property
     def is_real(self) -> bool:
@@ -347,6 +349,19 @@ class PlanCore:
     def _abstract_input(self, variant: Variant):  # pragma: no cover - abstract
         """A ``jax.ShapeDtypeStruct`` of what :meth:`_entry`'s function takes."""
         raise NotImplementedError
+
+    def memory(self) -> "PlanMemory":
+        """What :meth:`forward` and :meth:`backward` hold on one device, from their
+        compiled programs (compiled once, on first call): argument, output and
+        temporaries in bytes and in blocks of the forward input, with the input kept
+        and donated, and the FFT work area among the temporaries
+        (:class:`pfft.memory.PlanMemory`; ``print`` it for a table).
+        ``plan.memory().peak`` is the most bytes a device needs for the plan."""
+        if self._memory is None:
+            traced = self.trace_count            # compiling to measure is not a use
+            self._memory = measure(self, (FORWARD, BACKWARD))
+            self.trace_count = traced
+        return self._memory
 
     def fft_engines(self) -> list[str] | None:
         """For a plan whose engine chooses per transform (``engine="auto"`` on GPUs):

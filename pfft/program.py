@@ -129,10 +129,11 @@ class R2rGroup:
     positions: tuple[int, ...]
     engine: Any
     inverse: bool
+    inplace: bool
 
     def run(self, data, transport):
         ops = [st.op_for(self.inverse) for st in self.stages]
-        return self.engine.r2r(data, ops, self.positions)
+        return self.engine.r2r(data, ops, self.positions, inplace=self.inplace)
 
     def __str__(self) -> str:
         by = getattr(self.engine, "r2r_by", "xla")     # DUCC's on CPU, else lax.fft
@@ -492,7 +493,7 @@ def _real_fft(walk: _Walk, st: RealFFT, at: _At) -> None:
 
 def _r2r(walk: _Walk, run: _R2rRun, at: _At) -> None:
     pos = walk.positions(run.axes, at.engine.keeps_order)
-    walk.add(R2rGroup(run.stages, pos, at.engine, at.inverse))
+    walk.add(R2rGroup(run.stages, pos, at.engine, at.inverse, not walk.argument))
 
 
 def _resize(walk: _Walk, st: Resize, at: _At) -> None:

@@ -327,7 +327,8 @@ def _endpoints(x: jax.Array, pair: tuple[float, float], axis: int) -> jax.Array:
     return x
 
 
-def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None) -> jax.Array:
+def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None,
+        inplace: bool = False) -> jax.Array:
     """``op`` (a :class:`pfft.engines.r2r.R2R`: scipy's unnormalised DCT/DST of a type,
     its scale and end-point weights) along ``axis`` of real ``x``, by DUCC (CPU).
 
@@ -335,7 +336,9 @@ def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None) -> jax.Arra
     and those of inverses and transposes) multiply one slice each, before and after.
     Complex ``x`` is transformed as its real and imaginary parts (as scipy does), in
     one pass of the pieces kernel (:func:`fft_pieces`, weights fused too).
-    Not differentiable by itself: pfft's primitive differentiates the plan.
+    ``inplace`` writes the result over a real ``x`` (``input_output_aliases``, as
+    :func:`fft`'s). Not differentiable by itself: pfft's primitive differentiates the
+    plan.
     """
     x = jnp.asarray(x)
     axis = operator.index(axis) % x.ndim
@@ -352,7 +355,8 @@ def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None) -> jax.Arra
     if not loaded:
         raise RuntimeError(f"pfft native r2r needs the CPU kernels: {why}")
     result = jax.typeof(x)
-    call = jax.ffi.ffi_call("pfft_r2r", result, vmap_method="broadcast_all")
+    call = jax.ffi.ffi_call("pfft_r2r", result, vmap_method="broadcast_all",
+                           input_output_aliases={0: 0} if inplace else None)
     y = call(x, axes=np.asarray([axis - x.ndim], dtype=np.int64), type=np.int64(op.type),
              sine=op.family == "dst", scale=np.float64(op.scale),
              nthreads=np.int64(nthreads or num_threads()))
@@ -409,11 +413,12 @@ class NativeEngine:
     def irfft(self, x, axes, n, *, inverse=True, scale=1.0):
         return irfft(x, axes, n, inverse=inverse, scale=scale, nthreads=self.nthreads), 1.0
 
-    def r2r(self, x, ops, axes):
+    def r2r(self, x, ops, axes, *, inplace=False):
         if not self._ducc_r2r:
             return r2r_ops.apply_along(x, ops, axes)
-        for op, axis in zip(ops, axes):
-            x = r2r(x, op, axis, nthreads=self.nthreads)
+        for op, axis in zip(ops, axes):      # after the first, each call's input is dead
+            x = r2r(x, op, axis, nthreads=self.nthreads, inplace=inplace)
+            inplace = True
         return x
 
     # -- the pieces kernels (:mod:`pfft.engines.native_pieces`), CPU only ----------------

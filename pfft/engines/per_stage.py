@@ -75,7 +75,7 @@ class XlaInPlace:
              else xla.irfft_axes(x, axes, lengths))
         return lax_fft.scaled(y, scale * math.prod(lengths)), 1.0
 
-    def r2r(self, x, ops, axes):
+    def r2r(self, x, ops, axes, *, inplace=False):
         return r2r_ops.apply_along(x, ops, axes)
 
 
@@ -127,7 +127,7 @@ class PerStageEngine:
             return self.xla
         return self.native if _one_launch_each(positions, shape, real) else self.xla
 
-    def r2r(self, x, ops, axes):
+    def r2r(self, x, ops, axes, *, inplace=False):
         return r2r_ops.apply_along(x, ops, axes)
 
 

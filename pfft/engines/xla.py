@@ -122,7 +122,7 @@ class XlaEngine:
         k = _innermost(axes, x.ndim)
         return irfft_trailing(x if inverse else jnp.conj(x), k, n), scale
 
-    def r2r(self, x, ops, axes):
+    def r2r(self, x, ops, axes, *, inplace=False):
         return r2r_ops.apply_along(x, ops, axes)
 
 
