@@ -191,3 +191,19 @@ def test_inverses_of_blocks_of_2_31_points_are_exact(monkeypatch):
     rows = huge_blocks.run(cases, GPUS[0], points=2 ** 31, progress=lambda s: None)
     assert len(rows) == 3 * len(pfft_runners)
     assert [r["status"] for r in rows] == ["ok"] * len(rows), huge_blocks.failures(rows)
+
+
+@pytest.mark.parametrize("kind", ["c2c", "r2c", "dct", "mixed", "padded"])
+def test_programs_hold_at_most_their_bound(kind, engine):
+    """What the CPU suite bounds (:mod:`memory_bounds`): a one-GPU plan's programs
+    within 3 blocks kept and 2 donated (DCTs/DSTs, which run through XLA's FFT on GPUs
+    whatever the engine, within today's figure), with cuFFT's work area among the
+    temporaries and reported."""
+    from memory_bounds import bounds, check_within, make_plan
+
+    plan = make_plan(kind, engine, pfft.make_mesh((1,), GPUS[:1]))
+    report = plan.memory()
+    for direction in (report.forward, report.backward):
+        for program in direction.values():
+            assert 0 <= program.work_area <= program.temporaries
+    check_within(report, kind, *bounds(kind, engine, "one", through_xla=True))
