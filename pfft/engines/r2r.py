@@ -278,18 +278,18 @@ def _dct2(x, xp):
     n = x.shape[-1]
     v = _reordered(x, x.ndim - 1, xp)
     half = xp.fft.rfft(v, axis=-1)                                    # n//2 + 1 bins
-    rest = xp.conj(half[..., 1:1 + (n - 1) // 2][..., ::-1])          # V[n-k] = conj(V[k])
-    full = xp.concatenate([half, rest], axis=-1)
-    c, s = _twiddle(np.pi * np.arange(n) / (2 * n), x.dtype, xp)
+    k = np.arange(n)
+    full = _taken(half, np.minimum(k, n - k), x.ndim - 1, xp)         # V[n-k] = conj(V[k])
+    c, s = _twiddle(np.pi * k / (2 * n), x.dtype, xp)
+    s = s * xp.asarray(np.where(2 * k <= n, 1.0, -1.0), dtype=x.dtype)
     return 2 * (c * full.real + s * full.imag)                         # 2 Re(e^{-i pi k/2n} V[k])
 
 
 def _dct3(x, xp):
     n = x.shape[-1]
     m = n // 2 + 1
-    head = x[..., :m]
-    zero = xp.zeros(x.shape[:-1] + (1,), x.dtype)
-    tail = xp.concatenate([zero, x[..., ::-1][..., :m - 1]], axis=-1)  # x[n-k], x[n] = 0
+    head = _taken(x, np.arange(m), x.ndim - 1, xp)
+    tail = _taken(_mirrored(x, x.ndim - 1, xp), np.arange(m), x.ndim - 1, xp)  # x[n-k], x[n] = 0
     c, s = _twiddle(np.pi * np.arange(m) / (2 * n), x.dtype, xp)
     # V[k] = e^{+i pi k/2n} (x[k] - i x[n-k]): the DFT of Makhoul's reordering, times 2
     re = c * head + s * tail
@@ -347,44 +347,42 @@ def _along(vector, ax: int, ndim: int):
     return vector.reshape(shape)
 
 
+# The index maps below are gathers of constant index vectors (``take``): XLA fuses a
+# chain of them, and the arithmetic around them, into the loop that reads the array
+# once, where slices, flips and concatenations of it leave a copy per axis (a
+# three-axis DCT-II through them held 6 blocks of its input, through these 3).
+
+def _taken(a, index: np.ndarray, ax: int, xp):
+    """``a[index]`` along axis ``ax``."""
+    return xp.take(a, xp.asarray(index), axis=ax)
+
+
 def _negated(a, ax: int, xp):
     """``a`` at index ``-k`` (mod its length) along ``ax``."""
-    first = _sliced(a, 0, 1, ax, xp)
-    rest = xp.flip(_sliced(a, 1, a.shape[ax], ax, xp), axis=ax)
-    return xp.concatenate([first, rest], axis=ax)
+    return _taken(a, -np.arange(a.shape[ax]) % a.shape[ax], ax, xp)
 
 
-def _sliced(a, start: int, stop: int, ax: int, xp):
-    """``a[start:stop]`` along axis ``ax``."""
-    index = [slice(None)] * a.ndim
-    index[ax] = slice(start, stop)
-    return a[tuple(index)]
+def _mirrored(a, ax: int, xp):
+    """``a`` at index ``n - k`` along ``ax`` (``n``: its length), zero at ``k = 0``."""
+    n = a.shape[ax]
+    index = np.arange(n)
+    inside = _along(xp.asarray(index > 0), ax, a.ndim)
+    return xp.where(inside, _taken(a, (n - index) % n, ax, xp), xp.zeros((), a.dtype))
+
+
+def _makhoul(n: int) -> np.ndarray:
+    """Makhoul's reordering of ``n`` samples: the even ones, then the odd ones reversed."""
+    return np.concatenate([np.arange(0, n, 2), np.arange(1, n, 2)[::-1]])
 
 
 def _reordered(x, ax: int, xp):
-    """Makhoul's reordering along ``ax``: the even samples, then the odd ones reversed."""
-    index = [slice(None)] * x.ndim
-    index[ax] = slice(0, None, 2)
-    evens = x[tuple(index)]
-    index[ax] = slice(1, None, 2)
-    odds = xp.flip(x[tuple(index)], axis=ax)
-    return xp.concatenate([evens, odds], axis=ax)
+    """Makhoul's reordering along ``ax``."""
+    return _taken(x, _makhoul(x.shape[ax]), ax, xp)
 
 
 def _interleaved(v, ax: int, xp):
     """The reordering undone along ``ax``: ``out[2m] = v[m]``, ``out[2m+1] = v[n-1-m]``."""
-    n = v.shape[ax]
-    h = (n + 1) // 2
-    evens = _sliced(v, 0, h, ax, xp)
-    odds = xp.flip(_sliced(v, h, n, ax, xp), axis=ax)
-    if n % 2:
-        pad = list(v.shape)
-        pad[ax] = 1
-        odds = xp.concatenate([odds, xp.zeros(pad, v.dtype)], axis=ax)
-    both = xp.stack([evens, odds], axis=ax + 1)
-    shape = list(v.shape)
-    shape[ax] = 2 * h
-    return _sliced(both.reshape(shape), 0, n, ax, xp)
+    return _taken(v, np.argsort(_makhoul(v.shape[ax])), ax, xp)
 
 
 def _group_type2(x, families, xp):
@@ -410,8 +408,10 @@ def _group_type2(x, families, xp):
     h = n // 2 + 1
     w = np.exp(-1j * np.pi * np.arange(h) / (2 * n))
     z = xp.asarray(w, dtype=ctype) * a        # the last axis: y = 2 Re z, its mirror -2 Im z
-    y = xp.concatenate([2 * z.real, -2 * xp.flip(z.imag[..., 1:(n + 1) // 2], axis=-1)],
-                       axis=-1).astype(x.dtype)
+    k = np.arange(n)
+    low = 2 * _taken(z.real, np.minimum(k, h - 1), nd - 1, xp)
+    high = -2 * _taken(z.imag, np.clip(n - k, 0, h - 1), nd - 1, xp)
+    y = xp.where(xp.asarray(k < h), low, high).astype(x.dtype)
     for ax, family in zip(axes, families):
         if family == "dst":                   # DST-II(x)[k] = DCT-II((-1)^j x_j)[n-1-k]
             y = xp.flip(y, axis=ax)
@@ -431,19 +431,14 @@ def _group_type3(x, families, xp):
     ctype = np.result_type(real, np.complex64)
     n = x.shape[-1]
     h = n // 2 + 1
-    head = x[..., :h]
-    zero = xp.zeros(x.shape[:-1] + (1,), real)
-    tail = xp.concatenate([zero, xp.flip(x, axis=-1)[..., :h - 1]], axis=-1)   # x[n-k], x[n] = 0
+    head = _taken(x, np.arange(h), nd - 1, xp)
+    tail = _taken(_mirrored(x, nd - 1, xp), np.arange(h), nd - 1, xp)     # x[n-k], x[n] = 0
     w = xp.asarray(np.exp(1j * np.pi * np.arange(h) / (2 * n)), dtype=ctype)
     a = w * (head - 1j * tail)
     for ax in axes[:-1]:                      # A <- E (A - i A[n-k]), A[n] = 0
         m = x.shape[ax]
-        pad = list(a.shape)
-        pad[ax] = 1
-        mirrored = xp.concatenate([xp.zeros(pad, a.dtype),
-                                   xp.flip(_sliced(a, 1, m, ax, xp), axis=ax)], axis=ax)
         e = xp.asarray(np.exp(1j * np.pi * np.arange(m) / (2 * m)), dtype=ctype)
-        a = _along(e, ax, nd) * (a - 1j * mirrored)
+        a = _along(e, ax, nd) * (a - 1j * _mirrored(a, ax, xp))
     size = math.prod(x.shape[ax] for ax in axes)
     v = (_fft_of(xp).irfftn(a, s=tuple(x.shape[ax] for ax in axes), axes=axes)
          * size).astype(real)
