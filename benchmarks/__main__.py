@@ -8,6 +8,8 @@ Topics (``python -m benchmarks TOPIC --help`` for each one's options)::
     real        rfftn, irfftn, round trips and an RK4 step against one device
                 (--layouts: on the user's own meshes and shardings)
     r2r         dctn against rfftn, scipy and jax.scipy
+    memory      what each kind of plan holds on a device (plan.memory()), on one device,
+                a slab and a pencil, per engine, beside XLA's bare all-to-all
     mpi         pfft.mpi against mpi4py-fft (--scaling: pfft.mpi alone), one process per
                 rank: mpirun -n 4 python -m benchmarks mpi
     apps        taylor_green | nbody: the applications against their published references
@@ -34,14 +36,15 @@ from . import common
 #: topic -> module (``{}``: the sub-topic named next, one of the set given)
 TOPICS = {
     "transforms": "suite", "peers": "suite", "real": "real_workloads", "r2r": "r2r",
-    "mpi": "mpi", "model": "model",
+    "memory": "memory", "mpi": "mpi", "model": "model",
     "apps": ("apps.{}", {"taylor_green", "nbody"}),
     "gpu": ("{}", {"engines", "real_engines", "per_device", "huge_blocks", "mpi_gpu"}),
 }
 #: the modules whose ``report(data, figures)`` renders the docs' tables and figures
 #: (``suite_report`` and ``model_report``: the rendering halves of ``suite`` and ``model``)
 REPORTERS = ("suite_report", "real_workloads", "r2r", "mpi", "apps.taylor_green", "apps.nbody",
-             "model_report", "engines", "real_engines", "huge_blocks", "mpi_gpu_report")
+             "model_report", "engines", "real_engines", "huge_blocks", "mpi_gpu_report", "memory",
+             "largest_grid")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -236,6 +236,41 @@ def test_r2r_benchmark_tiny(tmp_path):
     assert "**dctn / rfftn**" in proc.stdout
 
 
+def test_memory_benchmark_tiny(tmp_path):
+    """`python -m benchmarks memory` at 16³ on one device and the slab of 8, c2c and r2c,
+    with the bare all-to-all over 2: the blocks a device holds, the table, and the
+    largest grid from them."""
+    proc, rows = _run_benchmark("memory", "--n", "16", "--grids", "1", "8", "--cases", "c2c",
+                                "r2c", "--engines", "auto", "--floor", "2", out=tmp_path,
+                                name="memory")
+    assert [(r["case"], r["grid"], r["direction"]) for r in rows] == [
+        (c, g, d) for c in ("c2c", "r2c") for g in ("1", "8") for d in ("forward", "backward")
+    ] + [("all-to-all", "2", "")]
+    for r in rows:
+        kept, donated = float(r["kept_blocks"]), float(r["donated_blocks"])
+        assert 2 <= donated <= kept < 8, r          # input and output, at least
+        if r["case"] == "r2c":
+            assert kept == donated, r               # sizes differ: nothing to alias
+    floor = rows[-1]
+    assert abs(float(floor["kept_blocks"]) - 3.5) < 0.01            # 1 + 1 + 1.5 (p = 2)
+    assert abs(float(floor["donated_blocks"]) - 3.0) < 0.01
+    text = (tmp_path / "memory.md").read_text()
+    assert "The floor" in text and "Measured by `python -m benchmarks memory --n 16" in text
+    assert json.loads((tmp_path / "memory.json").read_text())["date"]
+    from benchmarks import largest_grid
+
+    assert largest_grid.largest_n(2.0, 1, 8, 16 * 1000 ** 3) == 1000
+    assert largest_grid.largest_n(3.0, 8, 8, 1e9 * 3) == 1000
+    shutil.copy(os.path.join(ROOT, "docs", "data", "per_device_gpu.csv"), tmp_path)
+    assert largest_grid.report(str(tmp_path), str(tmp_path)) == [str(tmp_path / "largest_grid.md")]
+    table = (tmp_path / "largest_grid.md").read_text()
+    assert table.count("\n| 256 |") == 2 and "| 1 | one device (CPU, 16³) |" in table
+    blocks = largest_grid.pfft_blocks(*(largest_grid._read(str(tmp_path / name)) for name in
+                                        ("per_device_gpu.csv", "memory.csv")))
+    assert set(blocks) == {(k, p) for k in ("c2c", "r2c") for p in largest_grid.GPU_COUNTS}
+    assert all(b["kept"] <= largest_grid.JAXDECOMP_BLOCKS[k] for (k, _), b in blocks.items())
+
+
 def _mpirun_or_skip():
     """mpirun next to the Python, else skip (mpi4py and mpi4jax too)."""
     mpirun = os.path.join(os.path.dirname(sys.executable), "mpirun")
@@ -363,8 +398,8 @@ def test_topics_are_listed_and_a_wrong_one_is_named():
     run = [sys.executable, "-m", "benchmarks"]
     listing = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert listing.returncode == 0
-    for topic in ("transforms", "peers", "real", "r2r", "mpi", "apps", "gpu", "model",
-                  "report"):
+    for topic in ("transforms", "peers", "real", "r2r", "memory", "mpi", "apps", "gpu",
+                  "model", "report"):
         assert re.search(rf"^ {{4}}{topic} ", listing.stdout, re.M), topic
     wrong = subprocess.run(run + ["fastest"], cwd=ROOT, capture_output=True, text=True,
                            timeout=60)

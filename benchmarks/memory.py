@@ -1,0 +1,207 @@
+"""What a plan holds on a device: ``plan.memory()`` of each kind of plan, on each grid,
+through each engine, beside the floor of XLA's own all-to-all.
+
+For each case (complex ``fftn``: c2c; ``rfftn``: r2c; ``dctn`` of type 2 on every
+axis; a mixed plan, ``kinds=("fft", "fft", "dct2")``; ``rfftn`` with the 3/2 rule,
+``padding=1.5``), each grid (one device, a slab over 8, a 2x4 pencil) and each engine
+(``native``, ``xla``, ``auto``), ``pfft.plan(...).memory()``: both directions' compiled
+programs, with the input kept and donated, in blocks of the device's part of the forward
+input (:mod:`pfft.memory`). Then the floor: a bare ``all_to_all`` in a ``shard_map``
+(one block of a 64³ complex64 array over p = 2, 4, 8 devices), measured the same way.
+Figures are XLA's accounting of the compiled programs (``memory_analysis()``): nothing
+runs, and they are the same from run to run.
+
+    python -m benchmarks memory [--n 64] [--grids 1 8 2x4] [--engines native xla auto]
+        [--cases c2c r2c dct mixed padded] [--floor 2 4 8] [--out DIR]
+
+Writes ``memory.{csv,json,md}`` under ``--out`` (docs/data for the docs' table).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+from .common import (markdown_table, parse_grids, read_info, read_results, run_header,
+                     run_info, simulate_cpu_devices, write_doc, write_results)
+
+__all__ = ["CASES", "ENGINES", "measure_plan", "measure_floor", "doc", "report", "main"]
+
+#: case -> (what it is, pfft.plan's arguments besides shape, mesh and engine)
+CASES = {
+    "c2c": ("complex64 `fftn`", dict(dtype="complex64", kind="c2c")),
+    "r2c": ("float32 `rfftn`", dict(dtype="float32", kind="r2c")),
+    "dct": ("float32 `dctn`, type 2", dict(dtype="float32", kinds=("dct2",) * 3)),
+    "mixed": ("complex64, `kinds=(fft, fft, dct2)`", dict(dtype="complex64",
+                                                          kinds=("fft", "fft", "dct2"))),
+    "padded": ("float32 `rfftn`, `padding=1.5`", dict(dtype="float32", kind="r2c",
+                                                       padding=1.5)),
+}
+ENGINES = ("native", "xla", "auto")
+DIRECTIONS = ("forward", "backward")
+
+
+def _grid_name(grid) -> str:
+    return "x".join(map(str, grid))
+
+
+def _layout(grid) -> str:
+    return "one device" if grid == (1,) else "slab" if len(grid) == 1 else "pencil"
+
+
+def measure_plan(case: str, n: int, grid, engine: str) -> list[dict]:
+    """One row per direction: ``plan.memory()`` of ``case`` at ``n³`` on ``grid``."""
+    import numpy as np
+
+    import pfft
+
+    _, kwargs = CASES[case]
+    kwargs = dict(kwargs, dtype=np.dtype(kwargs["dtype"]))
+    plan = pfft.plan((n,) * 3, mesh=pfft.make_mesh(grid), engine=engine, **kwargs)
+    memory = plan.memory()
+    out = []
+    for direction in DIRECTIONS:
+        kept, donated = (getattr(memory, direction)[how] for how in ("kept", "donated"))
+        out.append(dict(case=case, n=n, in_shape="x".join(map(str, plan.in_shape)),
+                        grid=_grid_name(grid), layout=_layout(grid), engine=engine,
+                        chosen=plan.engine.name, direction=direction, block_bytes=kept.block,
+                        kept_blocks=kept.blocks, donated_blocks=donated.blocks,
+                        argument_blocks=kept.argument / kept.block,
+                        output_blocks=kept.output / kept.block,
+                        kept_temporaries_blocks=kept.temporaries / kept.block,
+                        donated_temporaries_blocks=donated.temporaries / donated.block,
+                        aliased_blocks=donated.aliased / donated.block,
+                        work_area_bytes=max(kept.work_area, donated.work_area),
+                        peak_bytes=memory.peak))
+    return out
+
+
+def measure_floor(p: int, n: int) -> dict:
+    """The bare all-to-all of one block of an ``n³`` complex64 array over ``p``
+    devices (``jax.lax.all_to_all(b, "x", 0, 0, tiled=True)`` in a ``shard_map``)."""
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    from pfft.memory import program_memory
+
+    mesh = jax.make_mesh((p,), ("x",), devices=jax.devices()[:p])
+    swap = jax.shard_map(lambda b: jax.lax.all_to_all(b, "x", 0, 0, tiled=True), mesh=mesh,
+                         in_specs=P("x"), out_specs=P("x"))
+    arg = jax.ShapeDtypeStruct((n,) * 3, np.complex64, sharding=NamedSharding(mesh, P("x")))
+    block = n ** 3 * 8 // p
+    kept, donated = (program_memory(swap, arg, donate=d, block=block) for d in (False, True))
+    return dict(case="all-to-all", n=n, in_shape="x".join([str(n)] * 3), grid=str(p),
+                layout="slab", engine="", chosen="", direction="", block_bytes=block,
+                kept_blocks=kept.blocks, donated_blocks=donated.blocks,
+                argument_blocks=kept.argument / block, output_blocks=kept.output / block,
+                kept_temporaries_blocks=kept.temporaries / block,
+                donated_temporaries_blocks=donated.temporaries / block,
+                aliased_blocks=donated.aliased / block, work_area_bytes=0,
+                peak_bytes=kept.total)
+
+
+# -- the docs' tables -------------------------------------------------------------------
+
+def _cell(row: dict | None) -> str:
+    if row is None:
+        return "–"
+    return f"{row['kept_blocks']:.2f} / {row['donated_blocks']:.2f}"
+
+
+def plans_table(rows: list[dict]) -> str:
+    """One line per case and grid; per engine and direction, kept / donated blocks."""
+    plans = [r for r in rows if r["case"] != "all-to-all"]
+    engines = [e for e in ENGINES if any(r["engine"] == e for r in plans)]
+    index = {(r["case"], r["grid"], r["engine"], r["direction"]): r for r in plans}
+    lines = []
+    for case, grid in dict.fromkeys((r["case"], r["grid"]) for r in plans):
+        first = next(r for r in plans if (r["case"], r["grid"]) == (case, grid))
+        line = dict(case=CASES[case][0] if case in CASES else case,
+                    n=first["in_shape"].replace("x", "×"),
+                    grid=f"{first['layout']} {grid}" if grid != "1" else "one device")
+        for e in engines:
+            for d in DIRECTIONS:
+                line[f"{e} {d}"] = _cell(index.get((case, grid, e, d)))
+        lines.append(line)
+    columns = [("case", "plan", "{}"), ("n", "input", "{}"), ("grid", "grid", "{}")]
+    columns += [(f"{e} {d}", f"{e} {d}", "{}") for e in engines for d in DIRECTIONS]
+    return markdown_table(lines, columns)
+
+
+def floor_table(rows: list[dict]) -> str:
+    """The bare all-to-all's rows: kept / donated and what they are made of."""
+    def parts(r: dict, how: str) -> str:
+        text = (f"{r['argument_blocks']:.2f} + {r['output_blocks']:.2f} + "
+                f"{r[how + '_temporaries_blocks']:.2f}")
+        return text + (f" − {r['aliased_blocks']:.2f}" if how == "donated" else "")
+    floor = [dict(r, kept_parts=parts(r, "kept"), donated_parts=parts(r, "donated"))
+             for r in rows if r["case"] == "all-to-all"]
+    columns = [("grid", "devices", "{}"), ("in_shape", "array", "{}"),
+               ("kept_blocks", "kept", "{:.2f}"), ("donated_blocks", "donated", "{:.2f}"),
+               ("kept_parts", "kept: argument + output + temporaries", "{}"),
+               ("donated_parts", "donated: argument + output + temporaries − aliased", "{}")]
+    return markdown_table([dict(r, in_shape=r["in_shape"].replace("x", "×") + " complex64")
+                           for r in floor], columns)
+
+
+def doc(rows: list[dict], auto: str = "") -> list[str]:
+    """The page section's parts: the plans' table, its key, the floor's table."""
+    key = ("Blocks a device holds, the input kept / donated (`jax.jit(f, "
+           "donate_argnums=0)`), in multiples of the device's part of the forward input "
+           "(for the padded plan: of its finer physical grid, the input shown). Engine `auto` is pfft's "
+           "default" + (f": `{auto}` here" if auto else "") + ".")
+    parts = [plans_table(rows), key]
+    if any(r["case"] == "all-to-all" for r in rows):
+        parts += ["**The floor**: XLA's own all-to-all alone (`jax.lax.all_to_all(b, \"x\", "
+                  "0, 0, tiled=True)` in a `shard_map`), measured the same way, in blocks of "
+                  "its input.", floor_table(rows)]
+    return parts
+
+
+#: the docs' tables: data file in docs/data -> what report() makes of it
+DOCS = {"memory.csv": ("memory.md",)}
+TEXT = ("case", "in_shape", "grid", "layout", "engine", "chosen", "direction")
+INTS = ("n", "block_bytes", "work_area_bytes", "peak_bytes")
+
+
+def report(data: str, figures: str) -> list[str]:
+    """``data/memory.md`` from ``data/memory.csv`` and its run record."""
+    path = os.path.join(data, "memory.csv")
+    if not os.path.exists(path):
+        return []
+    rows = read_results(path, text=TEXT, ints=INTS)
+    auto = sorted({r["chosen"] for r in rows if r["engine"] == "auto"})
+    return [write_doc(os.path.join(data, "memory.md"), read_info(path),
+                      *doc(rows, ", ".join(auto)))]
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks memory",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=64, help="N of the N³ plans")
+    ap.add_argument("--grids", nargs="+", default=["1", "8", "2x4"])
+    ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
+    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--floor", type=int, nargs="*", default=[2, 4, 8],
+                    help="device counts of the bare all-to-all (none: skip it)")
+    ap.add_argument("--out", default="results")
+    args = ap.parse_args(argv)
+    simulate_cpu_devices(8)
+    info = run_info("benchmarks.memory", argv)
+    print(run_header("memory benchmark", info), flush=True)
+    rows = []
+    for case in args.cases:
+        for grid in parse_grids(args.grids):
+            for engine in args.engines:
+                print(f"  {case} {_grid_name(grid)} {engine} ...", flush=True)
+                rows += measure_plan(case, args.n, grid, engine)
+    rows += [measure_floor(p, args.n) for p in args.floor]
+    auto = ", ".join(sorted({r["chosen"] for r in rows if r["engine"] == "auto"}))
+    text = "\n\n".join(doc(rows, auto))
+    print(text)
+    write_results(rows, text, args.out, "memory", info)
+    report(args.out, args.out)                      # the table with its caption
+
+
+if __name__ == "__main__":
+    main()
