@@ -124,6 +124,9 @@ class Transform:
         ``shard_map``).
     effects
         JAX effects the transport's collectives carry (mpi4jax's ordered effect).
+    overwrite_input
+        The programs' first transform may write over the block it is given
+        (scipy's ``overwrite_x``; :func:`pfft.program.resolve`).
     """
 
     chain: Chain
@@ -135,6 +138,7 @@ class Transform:
     transport: Any
     mesh_axes: frozenset = frozenset()
     effects: frozenset = frozenset()
+    overwrite_input: bool = False
 
     @property
     def is_real(self) -> bool:
@@ -163,7 +167,8 @@ class Transform:
         return resolve(chain, inverse=variant.inverse, weighted=variant.weighted,
                        scale=self.scale(variant.inverse),
                        dtype=boundary_dtype(chain, self.dtype, first=True),
-                       engine=self.engine, transport=self.transport)
+                       engine=self.engine, transport=self.transport,
+                       overwrite_input=self.overwrite_input)
 
     def program(self, variant: Variant) -> Program:
         """What ``variant`` runs on a block (:attr:`programs`)."""

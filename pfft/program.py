@@ -320,13 +320,14 @@ class Program:
 
 class _Walk:
     """The block as the program's steps leave it: its physical axis order, its logical
-    shape per axis, the factor still owed, and whether it is still the argument."""
+    shape per axis, the factor still owed, and whether it is still the caller's
+    argument, which a transform may not write over (``read_only``)."""
 
     def __init__(self, shape, scale: float):
         self.order = tuple(range(len(shape)))
         self.extent = list(shape)            # logical axis -> local length
         self.scale = scale
-        self.argument = True
+        self.read_only = True
         self.steps: list = []
         self.shapes: list = [self.physical()]
 
@@ -339,7 +340,7 @@ class _Walk:
 
     def add(self, step) -> None:
         self.steps.append(step)
-        self.argument = False
+        self.read_only = False
         self.shapes.append(self.physical())
 
     def reorder(self, order) -> None:
@@ -408,10 +409,14 @@ def natural_scale(stages, shapes, inverse: bool, engine) -> float:
 
 
 def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
-            engine, transport) -> Program:
+            engine, transport, overwrite_input: bool = False) -> Program:
     """The program of ``chain`` run with the sign ``inverse`` (``weighted``: the
     transposed real stage's bin weights), scaled by ``scale`` in all, on ``engine``
     over ``transport``, for blocks of ``dtype`` (the chain's input's).
+
+    A transform writes over its input where that input is dead after it: any block a
+    step made, and with ``overwrite_input`` the argument too (XLA then transforms a
+    donated argument in its buffer, and copies a kept one first).
 
     Every choice is taken here (the module's docstring); the same arguments give the
     same program."""
@@ -423,6 +428,7 @@ def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
         stages = pieces_path.rewrite(stages, engine, transport, block_bytes)
     walk = _Walk(chain.in_layout.local_shape,
                  scale / natural_scale(chain.stages, shapes, inverse, engine))
+    walk.read_only = not overwrite_input
     grouped = _grouped(stages)
     i = 0                           # the chain stage grouped[k] starts at
     for k, st in enumerate(grouped):
@@ -474,7 +480,7 @@ def _fft(walk: _Walk, st: LocalFFT, at: _At) -> None:
     n = math.prod(at.shape[a] for a in st.axes)
     engine = _engine_for(walk, at, pos, real=False, scales_inverse=at.inverse, points=n,
                          out_size=math.prod(walk.physical()))
-    inplace = not walk.argument
+    inplace = not walk.read_only
     walk.add(Fft(st, pos, engine, at.inverse, _take_for(walk, engine), inplace))
 
 
@@ -493,7 +499,7 @@ def _real_fft(walk: _Walk, st: RealFFT, at: _At) -> None:
 
 def _r2r(walk: _Walk, run: _R2rRun, at: _At) -> None:
     pos = walk.positions(run.axes, at.engine.keeps_order)
-    walk.add(R2rGroup(run.stages, pos, at.engine, at.inverse, not walk.argument))
+    walk.add(R2rGroup(run.stages, pos, at.engine, at.inverse, not walk.read_only))
 
 
 def _resize(walk: _Walk, st: Resize, at: _At) -> None:
