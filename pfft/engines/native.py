@@ -44,6 +44,7 @@ from . import _kernels, r2r as r2r_ops
 from ._kernels import (cufft_plan_cache_info, gpu_workspace_bytes, num_threads,
                        set_cufft_plan_cache_size, set_num_threads, workspace_type)
 from ..hermitian import bin_weights
+from ..interfaces import PiecesPass
 from . import native_pieces
 from .native_pieces import fft_pieces
 
@@ -343,7 +344,7 @@ def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None) -> jax.Arra
         raise ValueError(f"r2r: {op.kind} planned for {op.n} points got {x.shape[axis]}")
     if jnp.iscomplexobj(x):
         x = x.astype(_complex_dtype(x.dtype))
-        return fft_pieces([x], axis - x.ndim, op.n, kind="r2r", op=op, out_shape=x.shape,
+        return fft_pieces([x], PiecesPass("r2r", axis - x.ndim, op.n, op=op), x.shape,
                           nthreads=nthreads)[0]
     if np.dtype(x.dtype) != np.float64:
         x = x.astype(np.float32)
@@ -417,12 +418,13 @@ class NativeEngine:
         return x
 
     # -- the pieces kernels (:mod:`pfft.engines.native_pieces`), CPU only ----------------
-    def fft_pieces(self, pieces, axis, n, **kw):
-        return native_pieces.fft_pieces(pieces, axis, n, nthreads=self.nthreads, **kw)
+    def fft_pieces(self, pieces, step, out_shape, **kw):
+        return native_pieces.fft_pieces(pieces, step, out_shape, nthreads=self.nthreads, **kw)
 
-    def fft_pieces_pair(self, pieces, axes, ns, **kw):
-        return native_pieces.fft_pieces_pair(pieces, axes, ns, nthreads=self.nthreads, **kw)
+    def fft_pieces_pair(self, pieces, first, second, out_shape, **kw):
+        return native_pieces.fft_pieces_pair(pieces, first, second, out_shape,
+                                             nthreads=self.nthreads, **kw)
 
     @staticmethod
-    def writes_in_place(*args) -> bool:
-        return native_pieces.writes_in_place(*args)
+    def writes_in_place(step, in_shapes, out_shape, cut_in, cut_out) -> bool:
+        return native_pieces.writes_in_place(step, in_shapes, out_shape, cut_in, cut_out)
