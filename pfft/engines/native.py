@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -122,8 +122,24 @@ def _on_platform(branches: dict, *operands):
     return jax.lax.platform_dependent(*operands, **branches)
 
 
-def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
-          nthreads: int | None, inplace: bool = False) -> jax.Array:
+class _Settings(NamedTuple):
+    """What a transform kernel is told besides its operand: the axes (counted from the
+    end), the sign, the factor fused in, the CPU threads (``None``: the default)."""
+
+    axes: tuple[int, ...]
+    inverse: bool
+    scale: float
+    nthreads: int | None
+
+    def attributes(self) -> dict:
+        """The custom call's attributes."""
+        return dict(axes=np.asarray(self.axes, dtype=np.int64), forward=not self.inverse,
+                    scale=np.float64(self.scale),
+                    nthreads=np.int64(self.nthreads or num_threads()))
+
+
+def _call(target: str, x: jax.Array, shape, dtype, settings: _Settings,
+          inplace: bool = False) -> jax.Array:
     """The custom call ``target`` on ``x`` (``shape`` and ``dtype`` its result's), for
     each platform whose kernels are loaded.
 
@@ -134,8 +150,7 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     batched block (a batch dimension in front) instead of letting XLA broadcast it.
     """
     platforms = _platforms(x)
-    attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
-                 scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
+    attrs = settings.attributes()
     aliases = {0: 0} if inplace else None
 
     @jax.custom_batching.custom_vmap
@@ -148,8 +163,8 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
                 input_output_aliases=aliases)(b, **attrs)
         if "cuda" in platforms:
             double = np.dtype(a.dtype) in (np.float64, np.complex128)
-            nbytes = gpu_workspace_bytes(target, tuple(a.shape), tuple(shape), tuple(axes),
-                                         double)
+            nbytes = gpu_workspace_bytes(target, tuple(a.shape), tuple(shape),
+                                         tuple(settings.axes), double)
             branches["cuda"] = lambda b: jax.ffi.ffi_call(
                 target, (result, workspace_type(b, nbytes)), vmap_method="broadcast_all",
                 input_output_aliases=aliases)(b, **attrs)[0]
@@ -158,15 +173,15 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     @call.def_vmap
     def _batched(axis_size, in_batched, a):
         # the batch dimension in front: the kernel transforms the batched block
-        return _call(target, a, (axis_size, *shape), dtype, axes, inverse, scale, nthreads,
-                     inplace), True
+        return _call(target, a, (axis_size, *shape), dtype, settings, inplace), True
 
     return call(x)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
 def _c2c(x, axes, inverse, scale, inplace, nthreads):
-    return _call("pfft_c2c", x, x.shape, x.dtype, axes, inverse, scale, nthreads, inplace)
+    return _call("pfft_c2c", x, x.shape, x.dtype, _Settings(axes, inverse, scale, nthreads),
+                 inplace)
 
 
 def _c2c_fwd(x, axes, inverse, scale, inplace, nthreads):
@@ -191,7 +206,8 @@ def _bin_weights(n: int, interior: float, axis: int, dtype) -> jax.Array:
 def _r2c(x, axes, n, inverse, scale, nthreads):
     shape = list(x.shape)
     shape[axes[-1]] = n // 2 + 1
-    return _call("pfft_r2c", x, shape, _complex_dtype(x.dtype), axes, inverse, scale, nthreads)
+    return _call("pfft_r2c", x, shape, _complex_dtype(x.dtype),
+                 _Settings(axes, inverse, scale, nthreads))
 
 
 def _r2c_fwd(x, axes, n, inverse, scale, nthreads):
@@ -213,7 +229,7 @@ def _c2r(x, axes, n, inverse, scale, nthreads):
     shape = list(x.shape)
     shape[axes[-1]] = n
     real = np.float64 if x.dtype == np.complex128 else np.float32
-    return _call("pfft_c2r", x, shape, real, axes, inverse, scale, nthreads)
+    return _call("pfft_c2r", x, shape, real, _Settings(axes, inverse, scale, nthreads))
 
 
 def _c2r_fwd(x, axes, n, inverse, scale, nthreads):
