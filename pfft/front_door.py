@@ -79,6 +79,7 @@ class PlanArguments:
         if dealiased and kinds is not None and any(k in R2R_KINDS for k in kinds):
             raise ValueError(f"{where}: padding (dealiasing) is for Fourier axes; a plan with "
                              f"real-to-real kinds takes padding=1")
+        # the note and the fuse_exchanges error name the function in full ("pfft.plan")
         public = where if where.startswith("pfft.") else f"pfft.{where}"
         if promoted:
             _warn_real_without_kind(shape, self.dtype, dtype, public)

@@ -84,6 +84,8 @@ def _function(where: str, type, overwrite_x, workers) -> _Function:
 
 
 def _r2rn(x, fn: _Function, s, axes, norm, orthogonalize, mesh, out_sharding) -> jax.Array:
+    """The four transforms' body: scipy's ``s`` and ``axes``, the cached plan (an
+    inverse's from :mod:`pfft.inverse`), the result where ``out_sharding`` asks."""
     where = fn.where
     orth = check_orthogonalize(orthogonalize, where)
     x = as_array(x)
