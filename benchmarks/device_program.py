@@ -86,8 +86,8 @@ PLANS = ("slab", "pencil")
 # >>> t = CopyTransport((("x", 2), ("y", 4)))
 # >>> t.size(("x", "y"))
 # 8
-# >>> core = PlanCore(shape, np.complex64, (0, 1, 2), "backward", layout, kind="c2c",
-# ...                 n=None, spectrum="numpy", dealiased=(), engine=engine, transport=t)
+# >>> problem = Problem(shape, np.complex64, (0, 1, 2), in_layout=layout)
+# >>> core = PlanCore(problem, engine=engine, transport=t)
 # >>> def run(block, live):                              # doctest: +SKIP
 # ...     with t.running(live):
 # ...         return core.transform.apply(block, FORWARD)

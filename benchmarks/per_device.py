@@ -72,6 +72,7 @@ import numpy as np  # noqa: E402
 
 from pfft.autodiff import BACKWARD, FORWARD, Variant  # noqa: E402
 from pfft.plan_core import PlanCore  # noqa: E402
+from pfft.problem import Problem  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
 from pfft.chain_search import Chain  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
@@ -187,9 +188,8 @@ def _build(case: Case, engine) -> None:
     if layout.unused_mesh_axes:
         case.status = f"not a {case.plan}: {case.n}³ cannot be cut over {case.grid}"
         return
-    case.core = PlanCore(shape, np.complex64, (0, 1, 2), "backward", layout, kind=case.kind,
-                         n=None, spectrum="numpy", dealiased=(), engine=engine,
-                         transport=CopyTransport(mesh_shape))
+    problem = Problem(shape, np.complex64, (0, 1, 2), kind=case.kind, in_layout=layout)
+    case.core = PlanCore(problem, engine=engine, transport=CopyTransport(mesh_shape))
 
 
 def _lower(case: Case, device):

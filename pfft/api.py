@@ -23,9 +23,10 @@ from .arguments import (check_axis, check_length, check_norm, complex_dtype, nor
                         normalize_axes, swapped_norm)
 from .grid import mesh_shape_of
 from .inputs import as_array, prepare, resize, start_layout
-from .inverse import inverse as run_inverse
+from .inverse import inverse as run_inverse, inverse_real
 from .layout import default_layout, names_of
 from .mesh_plan import Plan, ReplicationWarning, get_plan, idle_mesh_axes_text
+from .problem import Problem
 from .sharding import mesh_of, place, place_output, spec_of
 
 __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
@@ -34,8 +35,8 @@ __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "
 
 def _forward_plan(x, axes, norm, mesh, kind: str = "c2c") -> Plan:
     """The plan a forward transform of ``x`` runs (from :func:`pfft.inputs.start_layout`)."""
-    return get_plan(x.shape, complex_dtype(x.dtype), mesh, axes, norm,
-                    start_layout(x, axes, mesh), kind=kind)
+    return get_plan(Problem(x.shape, complex_dtype(x.dtype), axes, norm, kind,
+                            in_layout=start_layout(x, axes, mesh)), mesh)
 
 
 def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
@@ -47,7 +48,8 @@ def _transform(x, s, axes, norm, mesh, out_sharding, inverse: bool, where: str):
         y = split_fft.split_axis_fft(x, axes[0], inverse=inverse, scale=scale, mesh=mesh,
                                      spec=spec, where=where)
     elif inverse:
-        y = run_inverse(x, None, axes, norm, mesh, out_sharding=out_sharding)
+        y = run_inverse(x, Problem(x.shape, complex_dtype(x.dtype), axes, norm), mesh,
+                        out_sharding)
     else:
         y = _forward_plan(x, axes, norm, mesh).forward(x)
     return place_output(y, out_sharding, mesh, where)
@@ -158,8 +160,7 @@ def irfftn(x, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
 
 def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str):
     x, s, axes, norm, mesh = prepare(x, s, axes, norm, mesh, where)
-    y = run_inverse(x, s, axes, norm, mesh, kind="c2r", out_sharding=out_sharding,
-                    where=where)
+    y = inverse_real(x, s, axes, norm, mesh, out_sharding, where)
     return place_output(y, out_sharding, mesh, where)
 
 
@@ -213,7 +214,7 @@ def _keep_layout(x, mesh, out_shape) -> NamedSharding | None:
     return NamedSharding(mesh, spec)
 
 
-def _one_axis(nd, x, n, axis, norm, mesh, out_sharding, where: str, *, real_in=False):
+def _one_axis(nd, x, n, axis, norm, mesh, out_sharding, where: str):
     """A 1-D transform: ``nd`` (one of the n-D transforms' bodies) over ``(axis,)``,
     then back into ``x``'s sharding (numpy's layout) where the result fits in it."""
     x = as_array(x)

@@ -12,9 +12,10 @@ chooses per transform (``choose``, the per-stage engine); the executor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
-__all__ = ["TransportCapabilities", "Engine", "PiecesKernels", "Transport"]
+__all__ = ["TransportCapabilities", "Engine", "PiecesKernels", "PiecesPass", "PiecesCut",
+           "Transport"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,55 @@ class TransportCapabilities:
     swaps: bool = False
 
 
+@dataclass(frozen=True)
+class PiecesPass:
+    """One pass of the pieces kernels: a transform (or a copy) along one axis.
+
+    Attributes
+    ----------
+    kind
+        "c2c", "r2c" (``n`` real points to ``n//2 + 1`` bins), "c2r" (back), "r2r"
+        (a DCT/DST: ``op``) or "copy" (no transform; ``scale`` still applies).
+    axis
+        Negative: counted from the end, so leading batch axes are free.
+    n
+        Transform length: complex points (c2c), real points (r2c, c2r; r2r: ``op.n``),
+        or points copied.
+    inverse
+        The ``exp(+2πi jk/n)`` sign (``False``: numpy's forward).
+    scale
+        Multiplies the result, fused in.
+    weights
+        Per-bin factors on the complex side of a real transform (after r2c, before
+        c2r; ``n//2 + 1`` floats, static), or ``None``.
+    op
+        The :class:`pfft.engines.r2r.R2R` of an "r2r" pass (only there): its family,
+        type, scale (times ``scale``) and end-point weights.
+    """
+
+    kind: str
+    axis: int
+    n: int
+    inverse: bool = False
+    scale: float = 1.0
+    weights: Any = None
+    op: Any = None
+
+
+class PiecesCut(NamedTuple):
+    """How one side of a pieces-kernel call is cut: into equal chunks along ``split``
+    (negative), piece ``k`` holding chunk ``(me + sign*k) % count`` (``sign`` 0: chunk
+    ``k``), the order in which shifts send (``+1``) and receive (``-1``) them. ``me``:
+    this device's place along the mesh axis (an int or ``lax.axis_index``); ``count``:
+    how many pieces the output side has (the input side has as many as it is given).
+    The default: one array, not cut."""
+
+    split: int = -1
+    sign: int = 0
+    me: Any = 0
+    count: int = 1
+
+
 class PiecesKernels(Protocol):
     """The CPU kernels that read and write the pieces an exchange moves
     (:mod:`pfft.engines.native_pieces`, bound to a thread count): what
@@ -47,11 +97,14 @@ class PiecesKernels(Protocol):
     nthreads: int
     fuse: bool | str
 
-    def fft_pieces(self, pieces, axis: int, n: int, **kw) -> list: ...
+    def fft_pieces(self, pieces, step: PiecesPass, out_shape, *, cut_in: PiecesCut,
+                   cut_out: PiecesCut, inplace: bool = False) -> list: ...
 
-    def fft_pieces_pair(self, pieces, axes, ns, **kw) -> list: ...
+    def fft_pieces_pair(self, pieces, first: PiecesPass, second: PiecesPass, out_shape, *,
+                        cut_in: PiecesCut, cut_out: PiecesCut) -> list: ...
 
-    def writes_in_place(self, *args) -> bool: ...
+    def writes_in_place(self, step: PiecesPass, in_shapes, out_shape, cut_in: PiecesCut,
+                        cut_out: PiecesCut) -> bool: ...
 
     def fft(self, x, axes, inverse: bool, *, scale: float = 1.0,
             inplace: bool = False) -> tuple: ...

@@ -26,19 +26,22 @@ that plan ends. Which forward plan:
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import jax
 from jax.sharding import NamedSharding
 
-from .arguments import complex_dtype, r2r_dtype, swapped_norm
+from .arguments import complex_dtype, swapped_norm
 from .autodiff import Variant
 from .plan_core import PlanCore
 from .grid import mesh_shape_of
 from .inputs import layout_of, resize
 from .layout import Layout, default_layout, layout_from_spec
 from .mesh_plan import FORWARDS, get_plan
+from .problem import Problem
 from .sharding import is_tracer, spec_of
 
-__all__ = ["inverse"]
+__all__ = ["inverse", "inverse_real"]
 
 # the variants an inverse runs: a forward plan backwards, or a plan forwards with the
 # inverse sign (an FFT's; a DCT/DST plan of the transposed type runs forwards)
@@ -47,82 +50,68 @@ _FROM_INPUT = Variant(reverse=False, inverse=True)
 _TRANSPOSED_TYPE = {2: 3, 3: 2}
 
 
-def inverse(x, s, axes, norm, mesh, *, kind: str = "c2c", kinds=None, orthogonalize=None,
-            out_sharding=None, where: str = "ifftn") -> jax.Array:
-    """The inverse transform of ``x``: numpy's ``ifftn`` (``kind="c2c"``), ``irfftn``
-    (``kind="c2r"``), or scipy's ``idctn``/``idstn`` (``kind="c2c"`` with ``kinds``,
-    the forward kind of every axis: ``"dct2"`` ...), by the plan this module's rule
-    chooses.
+def inverse(x, problem: Problem, mesh, out_sharding=None) -> jax.Array:
+    """The inverse transform of ``x``: numpy's ``ifftn``, or scipy's ``idctn``/``idstn``
+    (``problem.kinds``: the forward kind of every axis, ``"dct2"`` ...), by the plan
+    this module's rule chooses.
 
     Parameters
     ----------
     x
-        The checked input (:func:`pfft.inputs.prepare`), not yet resized.
-    s, axes, norm
-        numpy's; for ``irfftn`` ``s`` gives the real lengths (default: the input's,
-        ``2 * (m - 1)`` on the last axis).
+        The checked input (:func:`pfft.inputs.prepare`), resized to ``s``.
+    problem
+        The forward transform whose inverse this is, on ``x``'s shape: its dtype
+        computed in, axes, norm, kinds and orthogonalize (no input layout).
     mesh
         The mesh (``None``: one device).
-    kinds, orthogonalize
-        A real-to-real inverse's forward kinds and scipy's ``orthogonalize``.
     out_sharding
         Where the caller will put the result: the forward plan from that layout is
         the first choice where the input's layout is visible (it then costs no
         reshard).
-    where
-        The public function, for error messages.
 
     Returns
     -------
     jax.Array
         The result, where the chosen plan leaves it (the caller places it on
         ``out_sharding``).
+    """
+    layout = layout_of(x, mesh)
+    origin = _recorded("c2c", x, mesh, problem.axes, problem.kinds)
+    forward = _forward_plan(problem, x, layout, origin, mesh, out_sharding)
+    if forward is not None:
+        return forward.run(x, _BACK)
+    if problem.kinds is None:
+        return get_plan(replace(problem, in_layout=layout), mesh).run(x, _FROM_INPUT)
+    # scipy's identity: idct(type t, norm) = dct(type 2 <-> 3, the swapped norm)
+    transposed = tuple(k[:3] + str(_TRANSPOSED_TYPE.get(int(k[3]), int(k[3])))
+                       for k in problem.kinds)
+    return get_plan(replace(problem, kinds=transposed, norm=swapped_norm(problem.norm),
+                            in_layout=layout), mesh).forward(x)
+
+
+def inverse_real(x, s, axes, norm, mesh, out_sharding, where: str) -> jax.Array:
+    """numpy's ``irfftn`` of ``x`` by the plan this module's rule chooses: the real
+    shape from ``s`` (default: the input's, ``2 * (m - 1)`` on the last axis; where
+    the layout is hidden and the record holds a padded spectrum's plan, from that
+    plan), the input cropped or padded to its spectrum unless it is a padded one.
+
+    The arguments are :func:`inverse`'s, with numpy's ``s``, ``axes`` and ``norm``
+    (``x`` checked, not yet resized) and ``where``, the public function, for errors.
 
     Raises
     ------
     ValueError
-        An ``irfftn`` output length below 1.
+        An output length below 1.
     """
-    if kind == "c2r":
-        return _irfftn(x, s, axes, norm, mesh, out_sharding, where)
-    if s is not None:
-        x = resize(x, s, axes, mesh)
-    layout = layout_of(x, mesh)
-    origin = _recorded("c2c", x, mesh, axes, kinds)
-    if kinds is None:
-        cdtype = complex_dtype(x.dtype)
-
-        def fft_plan(source):
-            return get_plan(x.shape, cdtype, mesh, axes, norm, source)
-        forward = _forward_plan(fft_plan, x, layout, origin, x.shape, axes, mesh, out_sharding)
-        if forward is not None:
-            return forward.run(x, _BACK)
-        return fft_plan(layout).run(x, _FROM_INPUT)
-    dtype = r2r_dtype(x.dtype)
-
-    def r2r_plan(source, kinds=tuple(kinds), norm=norm):
-        return get_plan(x.shape, dtype, mesh, axes, norm, source, kinds=kinds,
-                        orthogonalize=orthogonalize)
-    forward = _forward_plan(r2r_plan, x, layout, origin, x.shape, axes, mesh, out_sharding)
-    if forward is not None:
-        return forward.run(x, _BACK)
-    # scipy's identity: idct(type t, norm) = dct(type 2 <-> 3, the swapped norm)
-    transposed = tuple(k[:3] + str(_TRANSPOSED_TYPE.get(int(k[3]), int(k[3]))) for k in kinds)
-    return r2r_plan(layout, transposed, swapped_norm(norm)).forward(x)
-
-
-def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str) -> jax.Array:
-    """``irfftn``: the real shape from ``s`` (where the layout is hidden and the record
-    holds a padded spectrum's plan, from that plan), the input cropped or padded to its
-    spectrum unless it is a padded one, then the rule."""
     last = axes[-1]
     cdtype = complex_dtype(x.dtype)
     origin = _recorded("r2c", x, mesh, axes, None)
     if origin is not None and origin.spectrum == "padded" and (
             s is None or tuple(s) == tuple(origin.shape[a] for a in axes)):
         # a padded spectrum (any axis may be padded): its plan knows the real shape
-        return get_plan(origin.shape, cdtype, mesh, axes, norm, origin.chain.in_layout,
-                        kind="r2c", spectrum="padded").backward(x)
+        padded = Problem(origin.shape, cdtype, axes, norm, "r2c", spectrum="padded",
+                         in_layout=origin.chain.in_layout)
+        return get_plan(padded, mesh).backward(x)
     if s is None:
         s = tuple(x.shape[a] for a in axes[:-1]) + (2 * (x.shape[last] - 1),)
     if s[-1] < 1:
@@ -140,15 +129,12 @@ def _irfftn(x, s, axes, norm, mesh, out_sharding, where: str) -> jax.Array:
     spectrum = "numpy" if layout is None or layout.is_even() else "padded"
     if origin is not None and (origin.shape != real_shape or origin.spectrum != spectrum):
         origin = None                   # the last such spectrum was another plan's
-
-    def r2c_plan(source):
-        return get_plan(real_shape, cdtype, mesh, axes, norm, source, kind="r2c",
-                        spectrum=spectrum)
-    forward = _forward_plan(r2c_plan, x, layout, origin, real_shape, axes, mesh, out_sharding)
+    real = Problem(real_shape, cdtype, axes, norm, "r2c", spectrum=spectrum)
+    forward = _forward_plan(real, x, layout, origin, mesh, out_sharding)
     if forward is not None:
         return forward.backward(x)
-    c2r = get_plan(spectrum_shape, cdtype, mesh, axes, norm, layout, kind="c2r", n=s[-1])
-    return c2r.run(x, _FROM_INPUT)
+    c2r = Problem(spectrum_shape, cdtype, axes, norm, "c2r", n=s[-1], in_layout=layout)
+    return get_plan(c2r, mesh).run(x, _FROM_INPUT)
 
 
 def _recorded(kind: str, x, mesh, axes, kinds) -> PlanCore | None:
@@ -160,10 +146,10 @@ def _recorded(kind: str, x, mesh, axes, kinds) -> PlanCore | None:
     return FORWARDS.last(kind, x.shape, x.dtype, mesh, axes, kinds)
 
 
-def _forward_plan(plan_from, x, layout: Layout | None, origin: PlanCore | None, shape, axes,
+def _forward_plan(problem: Problem, x, layout: Layout | None, origin: PlanCore | None,
                   mesh, out_sharding) -> PlanCore | None:
-    """The forward plan (``plan_from(its input layout)``) whose output ``x`` is, to run
-    backwards; ``None`` where no candidate ends where ``x`` is.
+    """The plan of ``problem`` (from one of the input layouts below) whose output ``x``
+    is, to run backwards; ``None`` where no candidate ends where ``x`` is.
 
     The candidates: the recorded plan's input layout (``origin``, only where ``x``'s
     layout is hidden), the layout ``out_sharding`` asks for, the default layout. Where
@@ -172,12 +158,12 @@ def _forward_plan(plan_from, x, layout: Layout | None, origin: PlanCore | None, 
     that ends where ``x`` is, unless it started replicated over a mesh axis
     (backwards it would all-gather)."""
     sources = [origin.chain.in_layout if origin is not None else None,
-               _layout_asked(out_sharding, shape, mesh),
-               default_layout(shape, axes, mesh_shape_of(mesh))]
+               _layout_asked(out_sharding, problem.shape, mesh),
+               default_layout(problem.shape, problem.axes, mesh_shape_of(mesh))]
     for source in sources:
         if source is None:
             continue
-        forward = plan_from(source)
+        forward = get_plan(replace(problem, in_layout=source), mesh)
         if layout is None or (layout == forward.chain.out_layout
                               and not forward.chain.in_layout.unused_mesh_axes):
             return forward

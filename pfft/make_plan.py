@@ -1,32 +1,31 @@
 """``pfft.plan``: the front door to plans.
 
-Check a plan's arguments, place its grid (the mesh as given, or the grid that wisdom
-or tuning now prefers, ``tune=``), and fetch the cached :class:`~pfft.mesh_plan.Plan`.
+Check a plan's arguments into its :class:`~pfft.problem.Problem`
+(:mod:`pfft.front_door`, as ``pfft.mpi.plan`` does), place its grid (the mesh as
+given, or the grid that wisdom or tuning now prefers, ``tune=``), and fetch the
+cached :class:`~pfft.mesh_plan.Plan`.
 It sits above :mod:`pfft.tuning` (``tune="measure"`` tunes first), which sits above
 the plans themselves (:mod:`pfft.mesh_plan`) and the wisdom store (:mod:`pfft.wisdom`).
 """
 from __future__ import annotations
 
-import warnings
+import functools
+from dataclasses import replace
 from typing import Sequence
 
 import jax
-import numpy as np
 from jax.sharding import NamedSharding
 
-from . import wisdom
-from .arguments import check_plan_kinds, check_tune
-from .autodiff import caller_stacklevel
-from .plan_core import layout_of_spec, plan_arguments
+from .arguments import check_tune
+from .front_door import PlanArguments, preferred_grid
+from .plan_core import layout_of_spec
 from .grid import make_mesh, mesh_shape_of
-from .layout import Layout, default_layout
+from .layout import Layout
 from .mesh_plan import Plan, get_plan
+from .problem import Problem
 from .tuning import tune
 
 __all__ = ["plan"]
-
-# (entry point, shape, real dtype) that a plan without kind= was warned about: once each
-_WARNED_REAL: set = set()
 
 
 def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
@@ -122,70 +121,18 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     Plan
         Cached: the same arguments return the same object.
     """
-    promoted = real_without_kind(dtype, kind, kinds)
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind or "c2c", kinds,
-                                                  orthogonalize, "plan")
-    given = dtype
-    shape, dtype, axes, norm, dealiased = plan_arguments(shape, dtype, axes, norm, kind,
-                                                         spectrum, padding, "plan", kinds)
-    if promoted:
-        warn_real_without_kind(shape, given, dtype, "pfft.plan")
+    problem = PlanArguments(shape, dtype, axes, norm, kind, spectrum, padding, engine,
+                            fuse_exchanges, kinds, orthogonalize).problem("plan")
     check_tune(tune, "plan", in_sharding)
-    mesh_shape = mesh_shape_of(mesh)
-    layout = None
     if in_sharding is not None:
-        layout = _layout_of_sharding(in_sharding, shape, mesh, mesh_shape)
-    if tune is not None:
-        if mesh is not None and mesh_shape:
-            mesh = _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, tune,
-                               kinds, orthogonalize)
-            mesh_shape = mesh_shape_of(mesh)
-    if layout is None:
-        layout = default_layout(shape, axes, mesh_shape)
-    made = get_plan(shape, dtype, mesh, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize)
-    if promoted:
-        mark_promoted(made, given)
-    return made
+        problem = replace(problem, in_layout=_layout_of_sharding(in_sharding, problem.shape,
+                                                                 mesh))
+    if tune is not None and mesh is not None and mesh_shape_of(mesh):
+        mesh = _tuned_mesh(problem, mesh, tune)
+    return get_plan(problem, mesh)
 
 
-# -- a real dtype without kind: the complex plan, said (pfft.plan and pfft.mpi.plan) -----
-
-def real_without_kind(dtype, kind, kinds) -> bool:
-    """Whether a plan is asked for with a real (or integer, or bool) ``dtype`` and
-    neither ``kind`` nor ``kinds``: it is then the complex ``fftn`` of real input.
-    ``False`` for a bad dtype (:func:`pfft.plan_core.plan_arguments` reports it)."""
-    if kind is not None or kinds is not None:
-        return False
-    try:
-        return np.dtype(dtype).kind in "biuf"
-    except TypeError:
-        return False
-
-
-def warn_real_without_kind(shape, given, dtype, where: str) -> None:
-    """Say (a ``UserWarning``, once per shape and dtype) that a plan asked for with the
-    real dtype ``given`` and no ``kind`` is the complex ``fftn`` in ``dtype``."""
-    given = np.dtype(given)
-    if (where, tuple(shape), given) in _WARNED_REAL:
-        return
-    _WARNED_REAL.add((where, tuple(shape), given))
-    warnings.warn(f"{where}: dtype {given.name} is real, but without kind= the plan is the "
-                  f"complex fftn ({np.dtype(dtype).name}; kind=\"c2c\"), taking {given.name} "
-                  f"input promoted as numpy's fftn does. For the real transform (rfftn: half "
-                  f"the work and memory) pass kind=\"r2c\"; pass kind=\"c2c\" to keep the "
-                  f"complex one without this warning.", UserWarning,
-                  stacklevel=caller_stacklevel())
-
-
-def mark_promoted(plan, given) -> None:
-    """Let ``print(plan)`` say that it was asked for with the real dtype ``given`` and no
-    ``kind`` (the plan is cached: the first such dtype stays)."""
-    plan._promoted_from = getattr(plan, "_promoted_from", None) or np.dtype(given)
-
-
-def _layout_of_sharding(in_sharding, shape, mesh, mesh_shape) -> Layout:
+def _layout_of_sharding(in_sharding, shape, mesh) -> Layout:
     """The layout ``in_sharding`` (a NamedSharding or PartitionSpec) gives ``shape``."""
     if isinstance(in_sharding, NamedSharding):
         if mesh is not None and in_sharding.mesh.shape != mesh.shape:
@@ -194,21 +141,16 @@ def _layout_of_sharding(in_sharding, shape, mesh, mesh_shape) -> Layout:
     else:
         spec = in_sharding
     names = mesh.axis_names if mesh is not None else ()
-    return layout_of_spec(shape, spec, mesh_shape, names, "plan", even=True)
+    return layout_of_spec(shape, spec, mesh_shape_of(mesh), names, "plan", even=True)
 
 
-def _tuned_mesh(shape, dtype, mesh, kind, axes, norm, spectrum, mode, kinds, orthogonalize):
+def _tuned_mesh(problem: Problem, mesh, mode: str):
     """``mesh``'s devices on the grid wisdom prefers (tuning first for ``"measure"``)."""
     devices = list(mesh.devices.flat)
-    problem = dict(kinds=kinds, orthogonalize=orthogonalize)
-    entry = wisdom.lookup(shape, dtype, kind, axes, norm, devices, **problem)
-    if entry is None and mode == "measure":
-        tune(shape, dtype, devices, kind=kind, axes=axes, norm=norm, spectra=(spectrum,),
-             **problem)
-        entry = wisdom.lookup(shape, dtype, kind, axes, norm, devices, **problem)
-    if entry is None:
+    measure = functools.partial(tune, devices_or_mesh=devices) if mode == "measure" else None
+    dims = preferred_grid(problem, devices, "xla", measure)
+    if dims is None:
         return mesh
-    dims = tuple(entry["grid"])
     types = {jax.sharding.AxisType.Explicit: "explicit", jax.sharding.AxisType.Auto: "auto"}
     axis_types = types.get(tuple(mesh.axis_types)[0], "explicit")
     if tuple(s for s in mesh.devices.shape if s > 1) == tuple(s for s in dims if s > 1):

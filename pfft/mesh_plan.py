@@ -1,9 +1,9 @@
-"""Plans: a stage chain compiled for one shape, dtype, mesh and layout, and their cache.
+"""Plans: a stage chain compiled for one problem on one mesh, and their cache.
 
 Plan once (cheap here, but compilation is not), execute many times: :func:`get_plan`
 (behind ``pfft.plan``, :mod:`pfft.make_plan`, and every transform) returns the same
-:class:`Plan` object for the same arguments, and each plan holds its jitted
-functions, so a simulation's loop never replans nor retraces.
+:class:`Plan` object for the same :class:`~pfft.problem.Problem` and mesh, and each
+plan holds its jitted functions, so a simulation's loop never replans nor retraces.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import functools
 import math
 import warnings
 import weakref
+from dataclasses import replace
 from typing import Callable
 
 import jax
@@ -18,15 +19,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from . import settings
-from .arguments import NORMS, SPECTRA, check_cast, check_fuse_exchanges
+from .arguments import NORMS, SPECTRA, check_cast
 from .autodiff import (BACKWARD, FORWARD, Variant, caller_stacklevel,
                        explain_mesh_context_errors, warn_if_differentiated_outside_mesh)
-from .plan_core import PlanCore
+from .plan_core import PlanCache, PlanCore
 from .engines.choice import engine_for_plan
+from .grid import mesh_shape_of
 from .hlo import count_collectives
-from .layout import Layout
+from .layout import default_layout
 from .lru import LRUCache
+from .problem import Problem
 from .sharding import is_tracer, place
 from .stages import Gather
 from .transports import xla as xla_transport
@@ -72,8 +74,8 @@ class Plan(PlanCore):
         Global shapes of :meth:`forward`'s input and output (``out_shape`` is
         padded for ``spectrum="padded"``).
 
-    The rest (``dealiased``, ``spectral_shape``, ``wavenumbers``, ``k2``, ``kabs``,
-    ``trace_count``) is the plan core's, the same on MPI
+    The rest (``problem``, ``dealiased``, ``spectral_shape``, ``wavenumbers``, ``k2``,
+    ``kabs``, ``trace_count``) is the plan core's, the same on MPI
     (:class:`pfft.plan_core.PlanCore`).
 
     Examples
@@ -83,22 +85,17 @@ class Plan(PlanCore):
     >>> x2 = plan.backward(k)                                           # doctest: +SKIP
     """
 
-    def __init__(self, shape, dtype, mesh, axes, norm, in_layout: Layout, *,
-                 kind: str = "c2c", n: int | None = None, spectrum: str = "numpy",
-                 dealiased: tuple[tuple[int, int], ...] = (), engine: str = "auto",
-                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
+    def __init__(self, problem: Problem, mesh):
         self.mesh = mesh
-        self.mesh_shape = in_layout.mesh_shape
+        self.mesh_shape = problem.in_layout.mesh_shape
         devices = _devices_of(mesh)
-        super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=n,
-                         spectrum=spectrum, dealiased=dealiased,
-                         engine=engine_for_plan(engine, devices, fuse_exchanges),
+        super().__init__(problem,
+                         engine=engine_for_plan(problem.engine, devices, problem.fuse_exchanges),
                          transport=xla_transport,
-                         mesh_axes=frozenset(m for m, _ in self.mesh_shape),
-                         kinds=kinds, orthogonalize=orthogonalize)
+                         mesh_axes=frozenset(m for m, _ in self.mesh_shape))
         self.in_shape = self.chain.in_layout.padded_shape
         self.out_shape = self.chain.out_layout.padded_shape
-        self.in_sharding = None if mesh is None else in_layout.sharding(mesh)
+        self.in_sharding = None if mesh is None else problem.in_layout.sharding(mesh)
         self.out_sharding = None if mesh is None else self.chain.out_layout.sharding(mesh)
         self._collectives: dict[bool, dict[str, int]] = {}
         _warn_if_replicated(self)
@@ -260,7 +257,7 @@ def idle_mesh_axes_text(shape, mesh_shape, idle) -> str:
             f"that {' or '.join(sorted({str(sizes[m]) for m in idle}))} divides, or {smaller}.")
 
 
-_CACHE = LRUCache(256)
+_CACHE = PlanCache(256)
 
 
 def plan_cache_info() -> dict:
@@ -330,20 +327,11 @@ class ForwardRecord:
 FORWARDS = ForwardRecord()
 
 
-def get_plan(shape, dtype, mesh, axes, norm, in_layout: Layout, *, kind: str = "c2c",
-             n: int | None = None, spectrum: str = "numpy", dealiased=(),
-             engine: str | None = None, fuse_exchanges: bool | str = "auto",
-             kinds: tuple[str, ...] | None = None,
-             orthogonalize: bool | None = None) -> Plan:
-    """The cached plan for these arguments (made on first use)."""
-    engine = (engine or settings.engine()).lower()
-    fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.plan")
-    kinds = None if kinds is None else tuple(kinds)
-    key = (tuple(shape), np.dtype(dtype), mesh, tuple(axes), norm, in_layout, kind, n, spectrum,
-           tuple(dealiased), engine, fuse_exchanges, kinds,
-           None if kinds is None else orthogonalize)
-    return _CACHE.get_or_make(key, lambda: Plan(shape, dtype, mesh, axes, norm, in_layout,
-                                                kind=kind, n=n, spectrum=spectrum,
-                                                dealiased=tuple(dealiased), engine=engine,
-                                                fuse_exchanges=fuse_exchanges, kinds=kinds,
-                                                orthogonalize=orthogonalize))
+def get_plan(problem: Problem, mesh) -> Plan:
+    """The cached plan of ``problem`` on ``mesh`` (made on first use); a problem
+    without an input layout starts in the mesh's default pencil
+    (:func:`pfft.layout.default_layout`)."""
+    if problem.in_layout is None:
+        problem = replace(problem, in_layout=default_layout(problem.shape, problem.axes,
+                                                            mesh_shape_of(mesh)))
+    return _CACHE.plan(problem, mesh, Plan)

@@ -29,14 +29,15 @@ stay in numpy's axis order throughout.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, NamedTuple
 
+from .interfaces import PiecesCut, PiecesPass
 from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
-           "pairs_enabled", "in_place_enabled", "transform", "ready_for", "pack", "exchange",
-           "assemble", "FusedTransform", "PiecesExchange", "rewrite", "BRANCHES"]
+           "pairs_enabled", "in_place_enabled", "transform", "PassSettings", "ready_for", "pack",
+           "exchange", "assemble", "FusedTransform", "PiecesExchange", "rewrite", "BRANCHES"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -149,26 +150,67 @@ def fused(st) -> bool:
     return type(st) in _TRANSFORMS
 
 
-def _sides(data, out_shape, exchange: Send | None, transport):
-    """A kernel call's input arrays and cut, and its output's: ``out_shape`` (the
-    whole block's) becomes a piece's shape when the output is cut for ``exchange``, in
-    its order. Returns (input arrays, piece shape, logical extent of the cut axis,
-    keywords)."""
+@dataclass(frozen=True)
+class PassSettings:
+    """What the kernel passes of one stage (or one pack or assembly) share.
+
+    Attributes
+    ----------
+    engine, transport
+        The pieces kernels and the transport (its ``axis_index``).
+    inverse
+        The sign of the stage's transforms.
+    scale
+        The stage's factor, applied once, by one of its passes.
+    exchange
+        The exchange the stage's output is cut for (:class:`Send`), or None: one
+        array out.
+    shape
+        The logical global shape before the stage.
+    weights
+        The complex-side bin weights of a real stage's halved axis (a transposed real
+        transform's), or None.
+    """
+
+    engine: Any
+    transport: Any
+    inverse: bool = False
+    scale: float = 1.0
+    exchange: Send | None = None
+    shape: tuple[int, ...] = ()
+    weights: Any = None
+
+
+class _Sides(NamedTuple):
+    """A kernel call's input arrays and cut, its output piece shape and cut, and the
+    logical extent of the axis the output is cut along."""
+
+    arrays: list
+    piece_shape: tuple[int, ...]
+    extent: int | None
+    cut_in: PiecesCut
+    cut_out: PiecesCut
+
+
+def _sides(data, out_shape, exchange: Send | None, transport) -> _Sides:
+    """A kernel call's two sides: ``out_shape`` (the whole block's) becomes a piece's
+    shape when the output is cut for ``exchange``, in its order."""
     pieces = data if isinstance(data, Pieces) else None
     ndim = data.ndim
     out_shape = list(out_shape)
-    kw = {}
+    cut_in = cut_out = PiecesCut()
     if pieces:
-        kw.update(in_split=pieces.axis - ndim, in_sign=pieces.sign,
-                  me_in=_me(transport, pieces.mesh_axis, pieces.sign))
+        cut_in = PiecesCut(pieces.axis - ndim, pieces.sign,
+                           _me(transport, pieces.mesh_axis, pieces.sign))
     extent = None
     if exchange:
         s, p = exchange.scatter, exchange.size
         extent = out_shape[s]
         out_shape[s] = -(-extent // p)
-        kw.update(out_count=p, out_split=s - ndim, out_sign=exchange.sign,
-                  me_out=_me(transport, exchange.mesh_axis, exchange.sign))
-    return (pieces.arrays if pieces else [data]), tuple(out_shape), extent, kw
+        cut_out = PiecesCut(s - ndim, exchange.sign,
+                            _me(transport, exchange.mesh_axis, exchange.sign), p)
+    return _Sides(pieces.arrays if pieces else [data], tuple(out_shape), extent, cut_in,
+                  cut_out)
 
 
 def _result(out, exchange: Send | None, extent):
@@ -178,27 +220,10 @@ def _result(out, exchange: Send | None, extent):
     return Pieces(out, exchange.scatter, exchange.mesh_axis, exchange.sign, extent)
 
 
-def _kernel(data, f: int, n: int, *, kind: str, exchange: Send | None, out_len: int,
-            inverse: bool, scale: float, engine, transport, weights=None, op=None):
-    """One kernel pass along ``f``: ``data`` (array or Pieces) in, pieces cut for
-    ``exchange`` (or one array) out, ``out_len`` points along ``f``."""
-    out_shape = list(data.shape)
-    out_shape[f] = out_len
-    arrays, piece_shape, extent, kw = _sides(data, out_shape, exchange, transport)
-    if isinstance(data, Pieces) and in_place_enabled(engine) and engine.writes_in_place(
-            kind, [a.shape for a in arrays], f - data.ndim, kw.get("in_split", -1),
-            piece_shape, kw.get("out_count", 1), kw.get("out_split", -1)):
-        # what the last exchange delivered is dead after this pass (only pieces an
-        # exchange made are: an array here may be the caller's input)
-        kw["inplace"] = True
-    out = engine.fft_pieces(arrays, f - data.ndim, n, kind=kind, out_shape=piece_shape,
-                            inverse=inverse, scale=scale, weights=weights, op=op, **kw)
-    return _result(out, exchange, extent)
-
-
 class Pass(NamedTuple):
-    """One FFT pass of :func:`_pair`: ``kind`` along ``axis``, ``n`` points, writing
-    ``out_len`` points, with its own ``scale`` and complex-side ``weights``."""
+    """One kernel pass as a stage sees it: ``kind`` along block axis ``axis``, ``n``
+    points, writing ``out_len`` points, with its own ``scale``, complex-side
+    ``weights`` and, for "r2r", the DCT/DST ``op``."""
 
     kind: str
     axis: int
@@ -206,6 +231,31 @@ class Pass(NamedTuple):
     out_len: int
     scale: float = 1.0
     weights: object = None
+    op: object = None
+
+    def for_kernel(self, ndim: int, inverse: bool) -> PiecesPass:
+        """The pass as the kernels take it (its axis counted from the end of an
+        ``ndim``-d block)."""
+        return PiecesPass(self.kind, self.axis - ndim, self.n, inverse, self.scale,
+                          self.weights, self.op)
+
+
+def _kernel(data, step: Pass, c: PassSettings):
+    """One kernel pass: ``data`` (array or Pieces) in, pieces cut for ``c.exchange``
+    (or one array) out."""
+    out_shape = list(data.shape)
+    out_shape[step.axis] = step.out_len
+    sides = _sides(data, out_shape, c.exchange, c.transport)
+    kernel_pass = step.for_kernel(data.ndim, c.inverse)
+    engine = c.engine
+    # what the last exchange delivered is dead after this pass (only pieces an
+    # exchange made are: an array here may be the caller's input)
+    inplace = (isinstance(data, Pieces) and in_place_enabled(engine)
+               and engine.writes_in_place(kernel_pass, [a.shape for a in sides.arrays],
+                                          sides.piece_shape, sides.cut_in, sides.cut_out))
+    out = engine.fft_pieces(sides.arrays, kernel_pass, sides.piece_shape, cut_in=sides.cut_in,
+                            cut_out=sides.cut_out, inplace=inplace)
+    return _result(out, c.exchange, sides.extent)
 
 
 def pairs_enabled(engine) -> bool:
@@ -221,30 +271,28 @@ def in_place_enabled(engine) -> bool:
     return engine.pieces is not None
 
 
-def _pair(data, first: Pass, second: Pass, *, exchange: Send | None, inverse: bool,
-          engine, transport):
+def _pair(data, first: Pass, second: Pass, c: PassSettings):
     """Two kernel passes in one call (``first`` then ``second``, different axes): the
     intermediate block stays in cache (:func:`pfft.engines.native.fft_pieces_pair`)."""
     out_shape = list(data.shape)
     out_shape[first.axis] = first.out_len
     out_shape[second.axis] = second.out_len
-    arrays, piece_shape, extent, kw = _sides(data, out_shape, exchange, transport)
+    sides = _sides(data, out_shape, c.exchange, c.transport)
     nd = data.ndim
-    out = engine.fft_pieces_pair(
-        arrays, (first.axis - nd, second.axis - nd), (first.n, second.n),
-        kinds=(first.kind, second.kind), out_shape=piece_shape, inverse=inverse,
-        scales=(first.scale, second.scale), weights=(first.weights, second.weights), **kw)
-    return _result(out, exchange, extent)
+    out = c.engine.fft_pieces_pair(sides.arrays, first.for_kernel(nd, c.inverse),
+                                   second.for_kernel(nd, c.inverse), sides.piece_shape,
+                                   cut_in=sides.cut_in, cut_out=sides.cut_out)
+    return _result(out, c.exchange, sides.extent)
 
 
-def _in_place(data, axes, inverse: bool, engine):
+def _in_place(data, axes, c: PassSettings):
     """Complex FFT over ``axes`` (not cut) of every piece, in place."""
     if not axes:
         return data
     if isinstance(data, Pieces):
-        data.arrays = [_in_place(a, axes, inverse, engine) for a in data.arrays]
+        data.arrays = [_in_place(a, axes, c) for a in data.arrays]
         return data
-    return engine.fft(data, tuple(a - data.ndim for a in axes), inverse, inplace=True)[0]
+    return c.engine.fft(data, tuple(a - data.ndim for a in axes), c.inverse, inplace=True)[0]
 
 
 def _pairs_pay(data, first: int, second: int, exchange: Exchange | None, engine) -> bool:
@@ -272,199 +320,173 @@ def _branch(name: str):
     return register
 
 
-def _run_branch(name: str, *args, **kw):
-    return BRANCHES[name](*args, **kw)
+def _run_branch(name: str, *args):
+    return BRANCHES[name](*args)
 
 
-def _c2c(data, axes, *, inverse, scale, engine, shape, exchange, transport):
+def _c2c(data, axes, c: PassSettings):
     """A complex FFT over ``axes``: the kernel's pass along the axis the input or the
     output is cut along (else the last), the others in place."""
     cut_in = data.axis if isinstance(data, Pieces) else None
-    cut_out = exchange.scatter if exchange else None
+    cut_out = c.exchange.scatter if c.exchange else None
     f = cut_in if cut_in in axes else cut_out if cut_out in axes else axes[-1]
     rest = tuple(a for a in axes if a != f)
-    kw = dict(inverse=inverse, scale=scale, engine=engine, shape=shape, exchange=exchange,
-              transport=transport)
     if cut_out in rest:                 # cut on the way out: transform it before
-        return _run_branch("c2c: the other axes first", data, f, rest, **kw)
-    if rest and _pairs_pay(data, rest[-1], f, exchange, engine):
-        return _run_branch("c2c: a pair", data, f, rest, **kw)
-    return _run_branch("c2c: the kernel's axis first", data, f, rest, **kw)
+        return _run_branch("c2c: the other axes first", data, f, rest, c)
+    if rest and _pairs_pay(data, rest[-1], f, c.exchange, c.engine):
+        return _run_branch("c2c: a pair", data, f, rest, c)
+    return _run_branch("c2c: the kernel's axis first", data, f, rest, c)
+
+
+def _c2c_pass(f: int, c: PassSettings, scale: float) -> Pass:
+    """The complex pass along ``f``, its whole length in and out."""
+    return Pass("c2c", f, c.shape[f], c.shape[f], scale)
 
 
 @_branch("c2c: the other axes first")
-def _c2c_rest_first(data, f, rest, *, inverse, scale, engine, shape, exchange, transport):
-    data = _in_place(data, rest, inverse, engine)
-    return _kernel(data, f, shape[f], kind="c2c", exchange=exchange, out_len=shape[f],
-                   inverse=inverse, scale=scale, engine=engine, transport=transport)
+def _c2c_rest_first(data, f, rest, c: PassSettings):
+    data = _in_place(data, rest, c)
+    return _kernel(data, _c2c_pass(f, c, c.scale), c)
 
 
 @_branch("c2c: a pair")
-def _c2c_pair(data, f, rest, *, inverse, scale, engine, shape, exchange, transport):
+def _c2c_pair(data, f, rest, c: PassSettings):
     g, rest = rest[-1], rest[:-1]       # g, then the kernel's axis f, in one call
-    out = _pair(data, Pass("c2c", g, shape[g], shape[g], scale),
-                Pass("c2c", f, shape[f], shape[f]), exchange=exchange, inverse=inverse,
-                engine=engine, transport=transport)
-    return _in_place(out, rest, inverse, engine)
+    out = _pair(data, _c2c_pass(g, c, c.scale), _c2c_pass(f, c, 1.0), c)
+    return _in_place(out, rest, c)
 
 
 @_branch("c2c: the kernel's axis first")
-def _c2c_kernel_first(data, f, rest, *, inverse, scale, engine, shape, exchange, transport):
-    out = _kernel(data, f, shape[f], kind="c2c", exchange=exchange, out_len=shape[f],
-                  inverse=inverse, scale=scale, engine=engine, transport=transport)
-    return _in_place(out, rest, inverse, engine)
+def _c2c_kernel_first(data, f, rest, c: PassSettings):
+    out = _kernel(data, _c2c_pass(f, c, c.scale), c)
+    return _in_place(out, rest, c)
 
 
-def transform(data, st: LocalFFT | RealFFT | LocalR2R, *, inverse: bool, weighted: bool,
-              scale: float, engine, shape, exchange: Send | None, transport):
+def transform(data, st: LocalFFT | RealFFT | LocalR2R, c: PassSettings, weighted: bool):
     """Local FFT, DCT or DST stage ``st`` of a block (an array or :class:`Pieces`).
 
-    Returns :class:`Pieces` cut for ``exchange`` (send order), or an array when
-    ``exchange`` is None. ``shape`` is the logical global shape before the stage. The
+    Returns :class:`Pieces` cut for ``c.exchange`` (send order), or an array when
+    that is None. ``c.shape`` is the logical global shape before the stage. The
     kernel transforms one axis per pass; the other axes of the stage run in place on
     pieces, before the kernel when the output is cut along one of them, else after. A
     real stage's halved axis comes first (real to complex) or last (complex to real),
-    with the Hermitian bin weights of a transposed real transform fused in. A DCT/DST
-    stage is one pass along its axis applying ``st.op_for(inverse)``, its scale times
-    ``scale`` and its end-point weights fused in; complex data (a mixed plan's) goes
-    through it as real and imaginary parts. Each kind of stage has its function here
-    (:data:`_TRANSFORMS`), each way its passes can go a branch (:data:`BRANCHES`),
-    and ``scale`` is applied once, by one pass, whichever it is.
+    with the Hermitian bin weights of a transposed real transform (``weighted``)
+    fused in. A DCT/DST stage is one pass along its axis applying
+    ``st.op_for(c.inverse)``, its scale times ``c.scale`` and its end-point weights
+    fused in; complex data (a mixed plan's) goes through it as real and imaginary
+    parts. Each kind of stage has its function here (:data:`_TRANSFORMS`), each way
+    its passes can go a branch (:data:`BRANCHES`), and ``c.scale`` is applied once, by
+    one pass, whichever it is.
     """
-    return _TRANSFORMS[type(st)](data, st, inverse=inverse, weighted=weighted, scale=scale,
-                                 engine=engine, shape=shape, exchange=exchange,
-                                 transport=transport)
+    return _TRANSFORMS[type(st)](data, st, c, weighted)
 
 
-def _r2r_stage(data, st: LocalR2R, **kw):
+def _r2r_stage(data, st: LocalR2R, c: PassSettings, weighted: bool):
     """A DCT/DST stage: one pass along its axis."""
-    return _run_branch("r2r", data, st, **kw)
+    return _run_branch("r2r", data, st, c)
 
 
 @_branch("r2r")
-def _r2r_pass(data, st: LocalR2R, *, inverse, weighted, scale, engine, shape, exchange,
-              transport):
-    op = st.op_for(inverse)
-    return _kernel(data, st.axis, op.n, kind="r2r", exchange=exchange, out_len=op.n,
-                   inverse=inverse, scale=scale, op=op, engine=engine, transport=transport)
+def _r2r_pass(data, st: LocalR2R, c: PassSettings):
+    op = st.op_for(c.inverse)
+    return _kernel(data, Pass("r2r", st.axis, op.n, op.n, c.scale, op=op), c)
 
 
-def _fft_stage(data, st: LocalFFT, *, inverse, weighted, scale, engine, shape, exchange,
-               transport):
+def _fft_stage(data, st: LocalFFT, c: PassSettings, weighted: bool):
     """A complex FFT stage over one or more axes."""
-    return _c2c(data, st.axes, inverse=inverse, scale=scale, shape=shape, exchange=exchange,
-                engine=engine, transport=transport)
+    return _c2c(data, st.axes, c)
 
 
-def _halved_pass(data, st: RealFFT, *, exchange, scale, inverse, weights, engine, transport):
+def _halved_pass(data, st: RealFFT, c: PassSettings):
     """The kernel's pass along real stage ``st``'s halved axis: real to complex (its
-    ``n`` points to ``n//2 + 1`` bins) or back, the bin ``weights`` fused in."""
+    ``n`` points to ``n//2 + 1`` bins) or back, the bin weights fused in."""
     kind, out_len = ("r2c", st.half) if st.to_complex else ("c2r", st.n)
-    return _kernel(data, st.axis, st.n, kind=kind, exchange=exchange, out_len=out_len,
-                   inverse=inverse, scale=scale, weights=weights, engine=engine,
-                   transport=transport)
+    return _kernel(data, Pass(kind, st.axis, st.n, out_len, c.scale, c.weights), c)
 
 
-def _r2c_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, exchange,
-               transport):
+def _with_weights(c: PassSettings, st: RealFFT, weighted: bool) -> PassSettings:
+    """``c`` with real stage ``st``'s bin weights where the transform is transposed."""
+    return replace(c, weights=st.transposed_weights() if weighted else None)
+
+
+def _r2c_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
     """Real to complex: the halved axis first, then the stage's other axes (the one the
     output is cut along in the same call where pairing pays)."""
     rest = tuple(a for a in st.axes if a != st.axis)
-    cut_out = exchange.scatter if exchange else None
-    kw = dict(inverse=inverse, scale=scale, engine=engine, shape=shape, exchange=exchange,
-              transport=transport, weights=st.transposed_weights() if weighted else None)
+    cut_out = c.exchange.scatter if c.exchange else None
+    c = _with_weights(c, st, weighted)
     if cut_out not in rest:
-        return _run_branch("r2c: the halved axis, the others in place", data, st, rest, **kw)
-    if _pairs_pay(data, st.axis, cut_out, exchange, engine):
-        return _run_branch("r2c: a pair with the cut axis", data, st, rest, **kw)
-    return _run_branch("r2c: the halved axis, then the others", data, st, rest, **kw)
+        return _run_branch("r2c: the halved axis, the others in place", data, st, rest, c)
+    if _pairs_pay(data, st.axis, cut_out, c.exchange, c.engine):
+        return _run_branch("r2c: a pair with the cut axis", data, st, rest, c)
+    return _run_branch("r2c: the halved axis, then the others", data, st, rest, c)
 
 
 @_branch("r2c: the halved axis, the others in place")
-def _r2c_alone(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
-               weights):
-    out = _halved_pass(data, st, exchange=exchange, scale=scale, inverse=inverse,
-                       weights=weights, engine=engine, transport=transport)
-    return _in_place(out, rest, inverse, engine)
+def _r2c_alone(data, st, rest, c: PassSettings):
+    return _in_place(_halved_pass(data, st, c), rest, c)
 
 
 @_branch("r2c: a pair with the cut axis")
-def _r2c_pair(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
-              weights):
-    cut_out = exchange.scatter          # the halved axis, then the cut axis, in one call
-    out = _pair(data, Pass("r2c", st.axis, st.n, st.half, scale, weights),
-                Pass("c2c", cut_out, shape[cut_out], shape[cut_out]),
-                exchange=exchange, inverse=inverse, engine=engine, transport=transport)
-    return _in_place(out, tuple(a for a in rest if a != cut_out), inverse, engine)
+def _r2c_pair(data, st, rest, c: PassSettings):
+    cut_out = c.exchange.scatter        # the halved axis, then the cut axis, in one call
+    out = _pair(data, Pass("r2c", st.axis, st.n, st.half, c.scale, c.weights),
+                _c2c_pass(cut_out, c, 1.0), c)
+    return _in_place(out, tuple(a for a in rest if a != cut_out), c)
 
 
 @_branch("r2c: the halved axis, then the others")
-def _r2c_then_rest(data, st, rest, *, inverse, scale, engine, shape, exchange, transport,
-                   weights):
+def _r2c_then_rest(data, st, rest, c: PassSettings):
     # the halved axis to one array, then the other axes, the cut one last
-    half = _halved_pass(data, st, exchange=None, scale=scale, inverse=inverse,
-                        weights=weights, engine=engine, transport=transport)
-    new = list(shape)
+    half = _halved_pass(data, st, replace(c, exchange=None))
+    new = list(c.shape)
     new[st.axis] = st.half
-    return _c2c(half, rest, inverse=inverse, scale=1.0, shape=new, exchange=exchange,
-                engine=engine, transport=transport)
+    return _c2c(half, rest, replace(c, scale=1.0, shape=tuple(new)))
 
 
-def _c2r_stage(data, st: RealFFT, *, inverse, weighted, scale, engine, shape, exchange,
-               transport):
+def _c2r_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
     """Complex to real: the stage's other axes first, the halved axis last (in one call
     with the axis the input is cut along, or the last other one, where pairing pays)."""
     h, rest = st.axis, tuple(a for a in st.axes if a != st.axis)
     cut_in = data.axis if isinstance(data, Pieces) else None
     f = cut_in if cut_in in rest else rest[-1] if rest else None
-    kw = dict(inverse=inverse, scale=scale, engine=engine, shape=shape, exchange=exchange,
-              transport=transport, weights=st.transposed_weights() if weighted else None)
-    if rest and cut_in != h and _pairs_pay(data, f, h, exchange, engine):
-        return _run_branch("c2r: a pair with the halved axis", data, st, rest, f, **kw)
+    c = _with_weights(c, st, weighted)
+    if rest and cut_in != h and _pairs_pay(data, f, h, c.exchange, c.engine):
+        return _run_branch("c2r: a pair with the halved axis", data, st, rest, f, c)
     if rest and cut_in == h:            # cut along the halved axis: the c2r reads it
-        return _run_branch("c2r: cut along the halved axis", data, st, rest, f, **kw)
+        return _run_branch("c2r: cut along the halved axis", data, st, rest, f, c)
     if rest:                            # the complex axes first, into one array
-        return _run_branch("c2r: the others first", data, st, rest, f, **kw)
-    return _run_branch("c2r: the halved axis alone", data, st, rest, f, **kw)
+        return _run_branch("c2r: the others first", data, st, rest, f, c)
+    return _run_branch("c2r: the halved axis alone", data, st, rest, f, c)
 
 
 @_branch("c2r: a pair with the halved axis")
-def _c2r_pair(data, st, rest, f, *, inverse, scale, engine, shape, exchange, transport,
-              weights):
+def _c2r_pair(data, st, rest, f, c: PassSettings):
     # the other complex axes in place, then f and the halved axis in one call
-    data = _in_place(data, tuple(a for a in rest if a != f), inverse, engine)
-    return _pair(data, Pass("c2c", f, shape[f], shape[f], scale),
-                 Pass("c2r", st.axis, st.n, st.n, 1.0, weights), exchange=exchange,
-                 inverse=inverse, engine=engine, transport=transport)
+    data = _in_place(data, tuple(a for a in rest if a != f), c)
+    return _pair(data, _c2c_pass(f, c, c.scale),
+                 Pass("c2r", st.axis, st.n, st.n, 1.0, c.weights), c)
 
 
 @_branch("c2r: cut along the halved axis")
-def _c2r_cut_halved(data, st, rest, f, *, inverse, scale, engine, shape, exchange,
-                    transport, weights):
-    data = _in_place(data, rest, inverse, engine)
-    return _halved_pass(data, st, exchange=exchange, scale=scale, inverse=inverse,
-                        weights=weights, engine=engine, transport=transport)
+def _c2r_cut_halved(data, st, rest, f, c: PassSettings):
+    return _halved_pass(_in_place(data, rest, c), st, c)
 
 
 @_branch("c2r: the others first")
-def _c2r_rest_first(data, st, rest, f, *, inverse, scale, engine, shape, exchange,
-                    transport, weights):
-    data = (_c2c(data, rest, inverse=inverse, scale=scale, shape=shape, exchange=None,
-                 engine=engine, transport=transport) if isinstance(data, Pieces) else
-            engine.fft(data, tuple(a - data.ndim for a in rest), inverse, scale=scale)[0])
-    return _halved_pass(data, st, exchange=exchange, scale=1.0, inverse=inverse,
-                        weights=weights, engine=engine, transport=transport)
+def _c2r_rest_first(data, st, rest, f, c: PassSettings):
+    data = (_c2c(data, rest, replace(c, exchange=None)) if isinstance(data, Pieces) else
+            c.engine.fft(data, tuple(a - data.ndim for a in rest), c.inverse, scale=c.scale)[0])
+    return _halved_pass(data, st, replace(c, scale=1.0))
 
 
 @_branch("c2r: the halved axis alone")
-def _c2r_alone(data, st, rest, f, *, inverse, scale, engine, shape, exchange, transport,
-               weights):
-    return _halved_pass(data, st, exchange=exchange, scale=scale, inverse=inverse,
-                        weights=weights, engine=engine, transport=transport)
+def _c2r_alone(data, st, rest, f, c: PassSettings):
+    return _halved_pass(data, st, c)
 
 
-def _real_stage(data, st: RealFFT, **kw):
-    return (_r2c_stage if st.to_complex else _c2r_stage)(data, st, **kw)
+def _real_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
+    return (_r2c_stage if st.to_complex else _c2r_stage)(data, st, c, weighted)
 
 
 # the pass (or passes) of each kind of local stage
@@ -477,12 +499,16 @@ def ready_for(data, st: Send) -> bool:
             and data.mesh_axis == st.mesh_axis and len(data.arrays) == st.size)
 
 
+def _copy_pass(data, scale: float) -> Pass:
+    """A copy along the block's contiguous (last) axis, ``scale`` applied."""
+    f = data.ndim - 1
+    return Pass("copy", f, data.shape[f], data.shape[f], scale)
+
+
 def pack(data, st: Send, *, scale: float, engine, transport) -> Pieces:
     """Cut a block (an array, or pieces cut otherwise) into the pieces ``st`` sends:
     one copy pass, ``scale`` applied."""
-    f = data.ndim - 1                    # copy along the contiguous axis
-    return _kernel(data, f, data.shape[f], kind="copy", exchange=st, out_len=data.shape[f],
-                   inverse=False, scale=scale, engine=engine, transport=transport)
+    return _kernel(data, _copy_pass(data, scale), PassSettings(engine, transport, exchange=st))
 
 
 def exchange(pieces: Pieces, st: Send, extent: int, transport) -> Pieces:
@@ -503,10 +529,7 @@ def exchange(pieces: Pieces, st: Send, extent: int, transport) -> Pieces:
 
 def assemble(pieces: Pieces, *, scale: float, engine, transport):
     """The block the pieces hold, as one array in numpy order (one copy pass)."""
-    f = pieces.ndim - 1
-    n = pieces.shape[f]
-    return _kernel(pieces, f, n, kind="copy", exchange=None, out_len=n, inverse=False,
-                   scale=scale, engine=engine, transport=transport)
+    return _kernel(pieces, _copy_pass(pieces, scale), PassSettings(engine, transport))
 
 
 # -- the pieces path as stages of the chain ------------------------------------------

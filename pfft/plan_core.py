@@ -2,11 +2,12 @@
 
 A plan on XLA's collectives (:class:`pfft.mesh_plan.Plan`, over a mesh inside
 ``shard_map``) and a plan on MPI (:class:`pfft.mpi.MPIPlan`, one rank's block) are
-both a :class:`PlanCore`: one argument check (:func:`plan_arguments`), one planner
+both a :class:`PlanCore`, made from one :class:`~pfft.problem.Problem`: one planner
 call, one dtype rule, one scaling, the same dealiasing, frequencies, batching and
 text form, and one immutable :class:`Transform` that pfft's primitive carries. A
 transport's plan adds only where the blocks come from and go to, and how its arrays
-are cut (JAX arrays evenly, MPI blocks balanced).
+are cut (JAX arrays evenly, MPI blocks balanced). Each transport caches its plans in
+a :class:`PlanCache`, keyed on the problem and the place it runs on.
 """
 from __future__ import annotations
 
@@ -17,54 +18,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .arguments import (R2R_KINDS, check_dealiasing, check_norm, check_plan_options, check_shape,
-                        complex_dtype, norm_scale, normalize_axes, r2r_dtype)
+from .arguments import R2R_KINDS, norm_scale
 from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .engines.r2r import scipy_op
 from .executor import run_program
 from .layout import Layout, layout_from_spec
 from .chain_search import Chain, build_chain
+from .lru import LRUCache
 from .memory import PlanMemory, measure
+from .problem import Problem
 from .program import Program, resolve
 
-__all__ = ["PlanCore", "Transform", "plan_arguments", "layout_of_spec", "boundary_dtype",
+__all__ = ["PlanCore", "PlanCache", "Transform", "layout_of_spec", "boundary_dtype",
            "r2r_frequencies"]
-
-
-def plan_arguments(shape, dtype, axes, norm, kind: str, spectrum: str, padding, where: str,
-                   kinds=None):
-    """Check a plan's arguments, the same way for every transport.
-
-    ``kinds`` (checked by :func:`pfft.arguments.check_kinds`): per-axis kinds of a
-    real-to-real or mixed plan; a plan whose axes are all real-to-real keeps a real
-    ``dtype`` real.
-
-    Returns
-    -------
-    shape, dtype, axes, norm, dealiased
-        The physical (for ``padding > 1``, finer) global shape, the dtype computed in
-        (complex; real for an all real-to-real plan of real data), the axes (numpy's
-        rules: default all), the norm, and the ``(axis, N)`` spectral lengths kept by
-        dealiasing.
-    """
-    check_plan_options(kind, spectrum, where)
-    shape = check_shape(shape, where)
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"{where}: dtype {dtype!r} is not a numpy dtype") from None
-    all_r2r = kinds is not None and all(k in R2R_KINDS for k in kinds)
-    try:
-        dtype = r2r_dtype(dtype) if all_r2r else complex_dtype(dtype)
-    except TypeError as err:
-        raise TypeError(f"{where}: {str(err).removeprefix('pfft: ')}") from None
-    axes = normalize_axes(axes, len(shape), where)
-    norm = check_norm(norm, where)
-    shape, dealiased = check_dealiasing(padding, shape, axes, where)
-    if dealiased and kinds is not None and any(k in R2R_KINDS for k in kinds):
-        raise ValueError(f"{where}: padding (dealiasing) is for Fourier axes; a plan with "
-                         f"real-to-real kinds takes padding=1")
-    return shape, dtype, axes, norm, dealiased
 
 
 def layout_of_spec(shape, spec, mesh_shape, axis_names, where: str, *,
@@ -208,6 +174,9 @@ class PlanCore:
 
     Attributes
     ----------
+    problem
+        The :class:`~pfft.problem.Problem` the plan was made from (its input layout
+        resolved); the attributes below read it.
     shape, dtype, axes, norm, kind, spectrum
         ``shape`` is the global input of :meth:`forward` (real for ``kind="r2c"``,
         the finer grid for ``padding > 1``), ``dtype`` the dtype computed in
@@ -247,33 +216,31 @@ class PlanCore:
 
     EVEN_BLOCKS = True
 
-    def __init__(self, shape, dtype, axes, norm, in_layout: Layout, *, kind: str, n: int | None,
-                 spectrum: str, dealiased, engine, transport, mesh_axes=frozenset(),
-                 effects=frozenset(), kinds=None, orthogonalize=None):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+    def __init__(self, problem: Problem, *, engine, transport, mesh_axes=frozenset(),
+                 effects=frozenset()):
+        if problem.in_layout is None:
+            raise ValueError("a plan is made from a problem with its input layout")
+        self.problem = problem
+        self.shape, self.dtype, self.axes = problem.shape, problem.dtype, problem.axes
         self.real_dtype = np.dtype(np.finfo(self.dtype).dtype)
-        self.axes = tuple(axes)
-        self.norm = norm
-        self.kind = kind
-        self.spectrum = spectrum
-        self.dealiased = dict(dealiased)          # axis -> spectral length kept
+        self.norm, self.kind, self.spectrum = problem.norm, problem.kind, problem.spectrum
+        self.dealiased = dict(problem.dealiased)          # axis -> spectral length kept
         self.engine = engine
-        self.kinds = None if kinds is None else tuple(kinds)
-        self.orthogonalize = orthogonalize
+        self.kinds, self.orthogonalize = problem.kinds, problem.orthogonalize
         chain_axes, self.r2r = self.axes, {}
         if self.kinds is not None:
             # the halved axis last among the Fourier ones (the planner's rule), then
             # the real-to-real axes with their forward maps (scaling included)
-            self.r2r = {a: scipy_op(k, self.shape[a], norm, orthogonalize)
+            self.r2r = {a: scipy_op(k, self.shape[a], self.norm, self.orthogonalize)
                         for a, k in zip(self.axes, self.kinds) if k in R2R_KINDS}
             by_kind = dict(zip(self.axes, self.kinds))
             chain_axes = (tuple(a for a in self.axes if by_kind[a] == "fft")
                           + tuple(a for a in self.axes if by_kind[a] == "rfft")
                           + tuple(self.r2r))
         self.chain: Chain = build_chain(
-            in_layout, chain_axes, kind=kind, n=n, dealiased=self.dealiased or None,
-            even_output=self.EVEN_BLOCKS and (spectrum == "numpy" or kind == "c2r"),
+            problem.in_layout, chain_axes, kind=self.kind, n=problem.n,
+            dealiased=self.dealiased or None,
+            even_output=self.EVEN_BLOCKS and (self.spectrum == "numpy" or self.kind == "c2r"),
             r2r=tuple(self.r2r.items()))
         lengths = {a: self.shape[a] for a in self.axes if a not in self.r2r}
         real = self.chain.real_stage
@@ -284,7 +251,7 @@ class PlanCore:
         # of the finer (padded) grid to the spectral grid's: (N / M) per axis
         self.spectral_shape = tuple(kept.get(a, n) for a, n in enumerate(self.shape))
         self.size = math.prod(kept.values())          # Fourier axes (r2r ones scale themselves)
-        self.transform = Transform(self.chain, self.dtype, norm, self.size,
+        self.transform = Transform(self.chain, self.dtype, self.norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
                                    engine, transport, frozenset(mesh_axes), frozenset(effects))
         self.programs = self.transform.programs        # every variant's, resolved now
@@ -475,12 +442,23 @@ class PlanCore:
             extra += f", dealiased to {self.spectral_shape}"
         extra += f", engine {self.engine.name}"
         dtype = self.dtype.name
-        promoted = getattr(self, "_promoted_from", None)   # pfft.plan given a real dtype
+        promoted = self.problem.promoted_from       # pfft.plan given a real dtype
         if promoted is not None and self.kind == "c2c":
             dtype += (f" (planned for {promoted.name} without kind=: the complex fftn of "
                       f"real input; kind=\"r2c\" plans rfftn)")
         return (f"{name}({what} {self.shape} {dtype}, axes={self.axes}, "
                 f"norm={self.norm!r}{extra}, {grid})")
+
+
+class PlanCache(LRUCache):
+    """A transport's plan cache: one plan per problem and place (a mesh, or an MPI
+    process grid), made on first use; at most ``maxsize`` plans, the least recently
+    used going first. Thread-safe."""
+
+    def plan(self, problem: Problem, place, make: Callable) -> PlanCore:
+        """The plan cached for ``problem`` on ``place`` (the key: the two side by
+        side), made by ``make(problem, place)`` on a miss."""
+        return self.get_or_make((problem, place), lambda: make(problem, place))
 
 
 def r2r_frequencies(kind: str, n: int, d: float = 1.0) -> np.ndarray:

@@ -239,10 +239,9 @@ class FusedPasses:
     shape: tuple[int, ...]
 
     def run(self, data, transport):
-        return pieces_path.transform(data, self.fused.stage, inverse=self.inverse,
-                                     weighted=self.weighted, scale=self.scale,
-                                     shape=self.shape, exchange=self.fused.send,
-                                     engine=self.kernels, transport=transport)
+        settings = pieces_path.PassSettings(self.kernels, transport, self.inverse, self.scale,
+                                            self.fused.send, self.shape)
+        return pieces_path.transform(data, self.fused.stage, settings, self.weighted)
 
     def __str__(self) -> str:
         send = ", writing the pieces the exchange sends" if self.fused.send else ""

@@ -11,15 +11,17 @@ The conventions (which type is which boundary condition, the wavenumbers) are in
 from __future__ import annotations
 
 import operator
-from typing import Sequence
+from dataclasses import replace
+from typing import NamedTuple, Sequence
 
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .arguments import check_orthogonalize, check_overwrite_x, normalize_axes, r2r_dtype
 from .inputs import as_array, prepare, resize, start_layout
-from .inverse import inverse as run_inverse
+from .inverse import inverse
 from .mesh_plan import get_plan
+from .problem import Problem
 from .sharding import place_output
 
 __all__ = ["dctn", "idctn", "dstn", "idstn"]
@@ -58,10 +60,33 @@ def _scalar_to_tuple(value):
         return value
 
 
-def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
-          out_sharding, inverse: bool, where: str) -> jax.Array:
+class _Function(NamedTuple):
+    """One of the four transforms: its name (in errors), every axis's kind (scipy's
+    family and type: ``"dct2"``), and whether it is the inverse."""
+
+    where: str
+    kind: str
+    inverse: bool
+
+
+#: each transform's family and direction, by its name
+_FUNCTIONS = {"dctn": ("dct", False), "idctn": ("dct", True), "dstn": ("dst", False),
+              "idstn": ("dst", True)}
+
+
+def _function(where: str, type, overwrite_x, workers) -> _Function:
+    """The transform ``where`` (``"dctn"`` ... ``"idstn"``) of scipy's ``type``, the
+    arguments scipy takes that have no effect here checked."""
+    family, inverse = _FUNCTIONS[where]
     t = _check_type(type, family, where)
     _check_extras(overwrite_x, workers, where)
+    return _Function(where, f"{family}{t}", inverse)
+
+
+def _r2rn(x, fn: _Function, s, axes, norm, orthogonalize, mesh, out_sharding) -> jax.Array:
+    """The four transforms' body: scipy's ``s`` and ``axes``, the cached plan (an
+    inverse's from :mod:`pfft.inverse`), the result where ``out_sharding`` asks."""
+    where = fn.where
     orth = check_orthogonalize(orthogonalize, where)
     x = as_array(x)
     s, axes = _scalar_to_tuple(s), _scalar_to_tuple(axes)   # scipy takes one int for each
@@ -77,14 +102,13 @@ def _r2rn(x, family: str, type, s, axes, norm, overwrite_x, workers, orthogonali
         if len(along) == len(s):
             s = tuple(x.shape[a] if n == -1 else n for a, n in zip(along, s))
     x, s, axes, norm, mesh = prepare(x, s, axes, norm, mesh, where)
-    kinds = (f"{family}{t}",) * len(axes)
-    if inverse:
-        y = run_inverse(x, s, axes, norm, mesh, kinds=kinds, orthogonalize=orth,
-                        out_sharding=out_sharding)
+    x = resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
+    problem = Problem(x.shape, r2r_dtype(x.dtype), axes, norm, kinds=(fn.kind,) * len(axes),
+                      orthogonalize=orth)
+    if fn.inverse:
+        y = inverse(x, problem, mesh, out_sharding)
     else:
-        x = resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
-        y = get_plan(x.shape, r2r_dtype(x.dtype), mesh, axes, norm,
-                     start_layout(x, axes, mesh), kinds=kinds, orthogonalize=orth).forward(x)
+        y = get_plan(replace(problem, in_layout=start_layout(x, axes, mesh)), mesh).forward(x)
     return place_output(y, out_sharding, mesh, where)
 
 
@@ -143,32 +167,32 @@ def dctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] |
          norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
          orthogonalize: bool | None = None, mesh: Mesh | None = None,
          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
-    return _r2rn(x, "dct", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
-                 out_sharding, False, "dctn")
+    return _r2rn(x, _function("dctn", type, overwrite_x, workers), s, axes, norm,
+                 orthogonalize, mesh, out_sharding)
 
 
 def idctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
           orthogonalize: bool | None = None, mesh: Mesh | None = None,
           out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
-    return _r2rn(x, "dct", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
-                 out_sharding, True, "idctn")
+    return _r2rn(x, _function("idctn", type, overwrite_x, workers), s, axes, norm,
+                 orthogonalize, mesh, out_sharding)
 
 
 def dstn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
          orthogonalize: bool | None = None, mesh: Mesh | None = None,
          out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
-    return _r2rn(x, "dst", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
-                 out_sharding, False, "dstn")
+    return _r2rn(x, _function("dstn", type, overwrite_x, workers), s, axes, norm,
+                 orthogonalize, mesh, out_sharding)
 
 
 def idstn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str | None = None, overwrite_x: bool = False, workers: int | None = None, *,
           orthogonalize: bool | None = None, mesh: Mesh | None = None,
           out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
-    return _r2rn(x, "dst", type, s, axes, norm, overwrite_x, workers, orthogonalize, mesh,
-                 out_sharding, True, "idstn")
+    return _r2rn(x, _function("idstn", type, overwrite_x, workers), s, axes, norm,
+                 orthogonalize, mesh, out_sharding)
 
 
 dctn.__doc__ = _doc(

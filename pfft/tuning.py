@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from dataclasses import replace
 from typing import Sequence
 
 import jax
@@ -20,13 +21,12 @@ import numpy as np
 from jax.sharding import Mesh
 
 from . import wisdom
-from .arguments import check_plan_kinds
-from .plan_core import plan_arguments
-from .grid import make_mesh, mesh_shape_of
-from .layout import default_layout
+from .front_door import PlanArguments
+from .grid import make_mesh
 from .mesh_plan import get_plan
+from .problem import Problem
 
-__all__ = ["tune", "candidate_grids", "time_candidates", "time_forward", "problem_arguments",
+__all__ = ["tune", "candidate_grids", "time_candidates", "time_forward",
            "problem_candidates", "problem_name", "random_input", "check_budget", "Progress"]
 
 
@@ -108,39 +108,26 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
         The fastest plan; its timings are kept as wisdom (see :func:`save_wisdom`).
     """
     devices = _devices_of(devices_or_mesh)
-    shape, cdtype, axes, norm, kinds, kind, orthogonalize = problem_arguments(
-        shape, dtype, axes, norm, kind, kinds, orthogonalize, "tune")
+    problem = PlanArguments(shape, dtype, axes, norm, kind, kinds=kinds,
+                            orthogonalize=orthogonalize).problem("tune")
     check_budget(budget_s, repeats, "tune")
-    candidates = problem_candidates(len(devices), kind, spectra)
-    host = random_input(shape, cdtype, kind)
+    candidates = problem_candidates(len(devices), problem.kind, spectra)
+    host = random_input(problem)
 
     def time_one(dims, spectrum):
-        mesh = make_mesh(dims, devices)
-        plan = get_plan(shape, cdtype, mesh, axes, norm,
-                        default_layout(shape, axes, mesh_shape_of(mesh)), kind=kind,
-                        spectrum=spectrum, kinds=kinds, orthogonalize=orthogonalize)
+        plan = get_plan(replace(problem, spectrum=spectrum), make_mesh(dims, devices))
         return plan, time_forward(plan, jax.device_put(host, plan.in_sharding), repeats)
 
-    title = f"pfft.tune {shape} {cdtype.name} {problem_name(kind, kinds)}"
     return time_candidates(candidates, time_one, budget_s,
-                           Progress(len(candidates), progress, title),
-                           key=wisdom.wisdom_key(shape, cdtype, kind, axes, norm, devices,
-                                                 kinds=kinds, orthogonalize=orthogonalize))
+                           Progress(len(candidates), progress, problem_name(problem, "pfft.tune")),
+                           key=wisdom.wisdom_key(problem, devices))
 
 
-def problem_arguments(shape, dtype, axes, norm, kind, kinds, orthogonalize, where: str):
-    """A tuning problem's arguments, checked as :func:`pfft.plan` checks them: the
-    shape, the dtype computed in, axes, norm, kinds, kind and orthogonalize."""
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind, kinds, orthogonalize,
-                                                  where)
-    shape, dtype, axes, norm, _ = plan_arguments(shape, dtype, axes, norm, kind, "numpy", 1.0,
-                                                 where, kinds)
-    return shape, dtype, axes, norm, kinds, kind, orthogonalize
-
-
-def problem_name(kind: str, kinds) -> str:
-    """How progress output names a problem: its kind, or its kinds."""
-    return kind if kinds is None else ",".join(kinds)
+def problem_name(problem: Problem, title: str) -> str:
+    """How progress output names a problem: ``title``, its shape, dtype and kind (or
+    kinds)."""
+    what = problem.kind if problem.kinds is None else ",".join(problem.kinds)
+    return f"{title} {problem.shape} {problem.dtype.name} {what}"
 
 
 def problem_candidates(devices: int, kind: str, spectra) -> list[tuple[tuple[int, ...], str]]:
@@ -149,11 +136,12 @@ def problem_candidates(devices: int, kind: str, spectra) -> list[tuple[tuple[int
     return [(dims, spectrum) for dims in candidate_grids(devices) for spectrum in spectra]
 
 
-def random_input(shape, cdtype, kind: str) -> np.ndarray:
-    """The array candidates are timed on (real for ``r2c`` and for real ``cdtype``,
-    an all real-to-real plan's)."""
-    in_dtype = np.dtype(np.finfo(cdtype).dtype) if kind == "r2c" else cdtype
-    return np.random.default_rng(0).standard_normal(shape).astype(in_dtype)
+def random_input(problem: Problem) -> np.ndarray:
+    """The array candidates are timed on (real for ``r2c`` and for a real dtype, an all
+    real-to-real problem's)."""
+    dtype = problem.dtype
+    in_dtype = np.dtype(np.finfo(dtype).dtype) if problem.kind == "r2c" else dtype
+    return np.random.default_rng(0).standard_normal(problem.shape).astype(in_dtype)
 
 
 def check_budget(budget_s: float, repeats: int, where: str) -> None:

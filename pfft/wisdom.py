@@ -11,8 +11,12 @@ from __future__ import annotations
 import json
 import math
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .problem import Problem
 
 __all__ = ["wisdom_key", "record", "lookup", "entries", "save_wisdom", "load_wisdom",
            "forget_wisdom", "WISDOM_VERSION"]
@@ -22,24 +26,25 @@ _LOCK = threading.Lock()
 WISDOM_VERSION = 1
 
 
-def wisdom_key(shape, dtype, kind: str, axes, norm: str, devices,
-               transport: str = "xla", *, kinds=None, orthogonalize=None) -> str:
-    """The key a tuning result is filed under (a readable string, stable across runs).
+def wisdom_key(problem: Problem, devices, transport: str = "xla") -> str:
+    """The key a tuning result for ``problem`` on ``devices`` is filed under (a
+    readable string, stable across runs): its shape, dtype, kind, axes and norm, and
+    the device kind and count.
 
     ``transport``: ``"xla"`` (one process's devices) or ``"mpi"`` (one rank per
-    device, :func:`pfft.mpi.tune`); the best grid can differ between them. ``kinds``
-    and ``orthogonalize``: a real-to-real or mixed plan's (checked), part of the key
-    only where given, so older wisdom keeps its keys.
+    device, :func:`pfft.mpi.tune`); the best grid can differ between them. A
+    real-to-real or mixed problem's ``kinds`` and ``orthogonalize`` are part of the
+    key only where it has kinds, so older wisdom keeps its keys.
     """
     devices = list(devices)
-    key = {"shape": [int(n) for n in shape], "dtype": np.dtype(dtype).name,
-           "kind": kind, "axes": [int(a) for a in axes], "norm": norm,
+    key = {"shape": [int(n) for n in problem.shape], "dtype": np.dtype(problem.dtype).name,
+           "kind": problem.kind, "axes": [int(a) for a in problem.axes], "norm": problem.norm,
            "device_kind": devices[0].device_kind, "devices": len(devices)}
     if transport != "xla":
         key["transport"] = transport
-    if kinds is not None:
-        key["kinds"] = list(kinds)
-        key["orthogonalize"] = orthogonalize
+    if problem.kinds is not None:
+        key["kinds"] = list(problem.kinds)
+        key["orthogonalize"] = problem.orthogonalize
     return json.dumps(key, sort_keys=True)
 
 
@@ -56,11 +61,10 @@ def entries() -> dict[str, dict]:
         return json.loads(json.dumps(_WISDOM))
 
 
-def lookup(shape, dtype, kind, axes, norm, devices, transport: str = "xla", *, kinds=None,
-           orthogonalize=None) -> dict | None:
-    """The wisdom entry for this problem on these devices, or ``None``."""
-    key = wisdom_key(shape, dtype, kind, axes, norm, devices, transport, kinds=kinds,
-                     orthogonalize=orthogonalize)
+def lookup(problem: Problem, devices, transport: str = "xla") -> dict | None:
+    """The wisdom entry for ``problem`` on these devices (:func:`wisdom_key`), or
+    ``None``."""
+    key = wisdom_key(problem, devices, transport)
     with _LOCK:
         entry = _WISDOM.get(key)
     return None if entry is None else dict(entry)

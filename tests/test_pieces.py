@@ -23,6 +23,7 @@ from pfft.hlo import COLLECTIVES, count_collectives
 from kernel_build import cpu_kernels_expected, missing_kernels_reason
 from pfft import pieces
 from pfft.engines import native, native_pieces
+from pfft.interfaces import PiecesCut, PiecesPass
 from pfft.stages import Exchange
 
 # the pieces path's choices, as pfft makes them (tests switch each off to compare)
@@ -162,10 +163,9 @@ def _check_problem(pb):
         x = x.real.astype(real)
     w = rng.uniform(0.5, 2.0, n // 2 + 1) if pb["weighted"] else None
     want = _reference(pb, x, w)
-    ins, out_shape, kw = _cut_sides(pb, x, want.shape)
-    got = jax.jit(lambda *a: native_pieces.fft_pieces(
-        a, f - ndim, n, kind=kind, out_shape=out_shape, inverse=pb["inverse"],
-        scale=pb["scale"], weights=w, **kw))(*ins)
+    ins, out_shape, cuts = _cut_sides(pb, x, want.shape)
+    step = PiecesPass(kind, f - ndim, n, pb["inverse"], pb["scale"], w)
+    got = jax.jit(lambda *a: native_pieces.fft_pieces(a, step, out_shape, **cuts))(*ins)
     out_dtype = real if kind == "c2r" else x.dtype if kind == "copy" else pb["dtype"]
     _check_pieces(got, want, pb, out_dtype)
 
@@ -177,15 +177,14 @@ def _cut_sides(pb, x, want_shape):
     ins = ([x] if pb["cut_in"] is None else
            _cut(x, pb["cut_in"], pb["p_in"], pb["sign_in"], pb["me_in"], np.nan))
     out_shape = list(want_shape)
-    kw = {}
+    cuts = dict(cut_in=PiecesCut(), cut_out=PiecesCut())
     if pb["cut_in"] is not None:
-        kw.update(in_split=pb["cut_in"] - ndim, in_sign=pb["sign_in"], me_in=pb["me_in"])
+        cuts["cut_in"] = PiecesCut(pb["cut_in"] - ndim, pb["sign_in"], pb["me_in"])
     if pb["cut_out"] is not None:
         a = pb["cut_out"]
         out_shape[a] = -(-want_shape[a] // pb["p_out"])
-        kw.update(out_split=a - ndim, out_count=pb["p_out"], out_sign=pb["sign_out"],
-                  me_out=pb["me_out"])
-    return ins, tuple(out_shape), kw
+        cuts["cut_out"] = PiecesCut(a - ndim, pb["sign_out"], pb["me_out"], pb["p_out"])
+    return ins, tuple(out_shape), cuts
 
 
 def _check_pieces(got, want, pb, out_dtype):
@@ -246,10 +245,11 @@ def _check_pair(pb):
                      x, w1)
     want = _reference(dict(common, f=f2, shape=mid.shape, kind=k2, scale=pb["scales"][1],
                            n=n2), mid, w2)
-    ins, out_shape, kw = _cut_sides(pb, x, want.shape)
-    got = jax.jit(lambda *a: native_pieces.fft_pieces_pair(
-        a, (f1 - ndim, f2 - ndim), (n1, n2), kinds=(k1, k2), out_shape=out_shape,
-        inverse=pb["inverse"], scales=pb["scales"], weights=(w1, w2), **kw))(*ins)
+    ins, out_shape, cuts = _cut_sides(pb, x, want.shape)
+    first = PiecesPass(k1, f1 - ndim, n1, pb["inverse"], pb["scales"][0], w1)
+    second = PiecesPass(k2, f2 - ndim, n2, pb["inverse"], pb["scales"][1], w2)
+    got = jax.jit(lambda *a: native_pieces.fft_pieces_pair(a, first, second, out_shape,
+                                                           **cuts))(*ins)
     _check_pieces(got, want, pb, real if k2 == "c2r" else pb["dtype"])
 
 
@@ -279,17 +279,18 @@ def test_pieces_pair_kernel_takes_sub_blocks_through_both_passes(kinds, dtype):
 
 def test_pieces_pair_kernel_rejects_bad_arguments():
     x = jnp.zeros((4, 4, 4), jnp.complex64)
+    pair = native_pieces.fft_pieces_pair
     with pytest.raises(ValueError, match="kinds"):
-        native_pieces.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("c2r", "c2c"), out_shape=(4, 4, 4))
+        pair([x], PiecesPass("c2r", -1, 4), PiecesPass("c2c", -2, 4), (4, 4, 4))
     with pytest.raises(Exception, match="axes must differ"):
-        native_pieces.fft_pieces_pair([x], (-1, -1), (4, 4), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
+        pair([x], PiecesPass("c2c", -1, 4), PiecesPass("c2c", -1, 4), (4, 4, 4))
     with pytest.raises(Exception, match="n exceeds"):
-        native_pieces.fft_pieces_pair([x], (-1, -2), (4, 9), kinds=("c2c", "c2c"), out_shape=(4, 4, 4))
+        pair([x], PiecesPass("c2c", -1, 4), PiecesPass("c2c", -2, 9), (4, 4, 4))
     with pytest.raises(Exception, match="element types"):
-        native_pieces.fft_pieces_pair([x], (-1, -2), (4, 4), kinds=("r2c", "c2c"), out_shape=(4, 4, 3))
+        pair([x], PiecesPass("r2c", -1, 4), PiecesPass("c2c", -2, 4), (4, 4, 3))
     with pytest.raises(Exception, match="weights"):
-        native_pieces.fft_pieces_pair([x.real], (-1, -2), (4, 4), kinds=("r2c", "c2c"),
-                               out_shape=(4, 4, 3), weights=([1.0], None))
+        pair([x.real], PiecesPass("r2c", -1, 4, weights=[1.0]), PiecesPass("c2c", -2, 4),
+             (4, 4, 3))
 
 
 def test_pieces_kernel_pads_the_transform_axis_with_zeros_and_takes_batches():
@@ -298,28 +299,30 @@ def test_pieces_kernel_pads_the_transform_axis_with_zeros_and_takes_batches():
     rng = np.random.default_rng(3)
     x = random_array(rng, (3, 5, 6), np.complex128)
     # axis 1 (n=5) cut into 2 output pieces of 3: the sixth point is padding
-    got = native_pieces.fft_pieces([x], -2, 5, out_shape=(3, 3, 6), out_count=2, out_split=-2,
-                            out_sign=0)
+    got = native_pieces.fft_pieces([x], PiecesPass("c2c", -2, 5), (3, 3, 6),
+                                   cut_out=PiecesCut(-2, 0, count=2))
     want = np.concatenate([np.fft.fft(x, axis=1), np.zeros((3, 1, 6))], axis=1)
     assert rel_err(np.concatenate(got, axis=1), want) <= 1e-12
     assert np.all(np.asarray(got[1])[:, 2, :] == 0)      # the padding point: exact zeros
-    batched = jax.vmap(lambda a: native_pieces.fft_pieces([a], -1, 6, out_shape=(5, 6))[0])(x)
+    batched = jax.vmap(lambda a: native_pieces.fft_pieces([a], PiecesPass("c2c", -1, 6),
+                                                          (5, 6))[0])(x)
     assert rel_err(batched, np.fft.fft(x, axis=-1)) <= 1e-12
 
 
 def test_pieces_kernel_rejects_bad_arguments():
     x = jnp.zeros((4, 4), jnp.complex64)
+    pieces_call = native_pieces.fft_pieces
     with pytest.raises(Exception, match="n exceeds"):
-        native_pieces.fft_pieces([x], -1, 9, out_shape=(4, 4))
+        pieces_call([x], PiecesPass("c2c", -1, 9), (4, 4))
     with pytest.raises(Exception, match="differ in shape"):
-        native_pieces.fft_pieces([x, jnp.zeros((4, 3), jnp.complex64)], -1, 4, in_split=-2,
-                          out_shape=(8, 4))
+        pieces_call([x, jnp.zeros((4, 3), jnp.complex64)], PiecesPass("c2c", -1, 4), (8, 4),
+                    cut_in=PiecesCut(-2))
     with pytest.raises(Exception, match="element types"):
-        native_pieces.fft_pieces([x], -1, 4, kind="r2c", out_shape=(4, 3))
+        pieces_call([x], PiecesPass("r2c", -1, 4), (4, 3))
     with pytest.raises(Exception, match="weights"):
-        native_pieces.fft_pieces([x.real], -1, 4, kind="r2c", out_shape=(4, 3), weights=[1.0, 2.0])
+        pieces_call([x.real], PiecesPass("r2c", -1, 4, weights=[1.0, 2.0]), (4, 3))
     with pytest.raises(ValueError, match="kind"):
-        native_pieces.fft_pieces([x], -1, 4, kind="dct", out_shape=(4, 4))
+        pieces_call([x], PiecesPass("dct", -1, 4), (4, 4))
 
 
 @pytest.mark.parametrize("count, sign_in, sign_out", [(1, 0, 0), (2, -1, 1), (3, -1, 1),
@@ -341,15 +344,15 @@ def test_pieces_kernel_runs_in_place_along_its_cut_axis(count, sign_in, sign_out
               inverse=bool(me_out % 2), scale=0.5, dtype=dtype, seed=count)
     x = random_array(np.random.default_rng(count), shape, dtype)
     want = _reference(dict(pb, n=shape[f]), x, None)
-    ins, out_shape, kw = _cut_sides(pb, x, want.shape)
+    ins, out_shape, cuts = _cut_sides(pb, x, want.shape)
     assert all(a.shape == out_shape for a in ins)
-    assert native_pieces.writes_in_place("c2c", [a.shape for a in ins], f - 3, kw.get("in_split", -1),
-                                  out_shape, count, kw.get("out_split", -1))
+    step = PiecesPass("c2c", f - 3, shape[f], pb["inverse"], pb["scale"])
+    assert native_pieces.writes_in_place(step, [a.shape for a in ins], out_shape,
+                                         cuts["cut_in"], cuts["cut_out"])
     ins = [jnp.asarray(a) for a in ins]
     where = [a.unsafe_buffer_pointer() for a in ins]
-    run = jax.jit(lambda *a: native_pieces.fft_pieces(
-        a, f - 3, shape[f], kind="c2c", out_shape=out_shape, inverse=pb["inverse"],
-        scale=pb["scale"], inplace=True, **kw), donate_argnums=tuple(range(len(ins))))
+    run = jax.jit(lambda *a: native_pieces.fft_pieces(a, step, out_shape, inplace=True, **cuts),
+                  donate_argnums=tuple(range(len(ins))))
     assert "output_to_operand_aliasing" in run.lower(*ins).compile().as_text()
     got = run(*ins)
     assert [g.unsafe_buffer_pointer() for g in got] == where      # the same buffers
@@ -361,14 +364,15 @@ def test_pieces_kernel_refuses_in_place_where_groups_would_overwrite_others():
     shape), in Python; the kernel itself refuses an output aliased to an input cut
     along another axis (a group would write what another has yet to read)."""
     x = jnp.zeros((4, 6), jnp.complex128)
+    pieces_call = native_pieces.fft_pieces
     with pytest.raises(ValueError, match="inplace"):            # cut along the other axis
-        native_pieces.fft_pieces([x[:2], x[2:]], -1, 6, in_split=-2, out_shape=(2, 6), out_count=2,
-                          out_split=-2, inplace=True)
+        pieces_call([x[:2], x[2:]], PiecesPass("c2c", -1, 6), (2, 6), cut_in=PiecesCut(-2),
+                    cut_out=PiecesCut(-2, count=2), inplace=True)
     with pytest.raises(ValueError, match="inplace"):            # not a c2c pass
-        native_pieces.fft_pieces([x.real], -1, 6, kind="copy", out_shape=(4, 6), inplace=True)
+        pieces_call([x.real], PiecesPass("copy", -1, 6), (4, 6), inplace=True)
     with pytest.raises(ValueError, match="inplace"):            # counts differ
-        native_pieces.fft_pieces([x[:2], x[2:]], -2, 4, in_split=-2, out_shape=(1, 6), out_count=4,
-                          out_split=-2, inplace=True)
+        pieces_call([x[:2], x[2:]], PiecesPass("c2c", -2, 4), (1, 6), cut_in=PiecesCut(-2),
+                    cut_out=PiecesCut(-2, count=4), inplace=True)
     result = jax.typeof(x[:2])
     call = jax.ffi.ffi_call("pfft_pieces", [result, result], input_output_aliases={1: 0, 2: 1})
     with pytest.raises(Exception, match="overlaps the input"):
@@ -761,18 +765,19 @@ def _check_r2r(kind, dtype, shape, f, cut_in, cut_out, seed):
                 for orth in (None, True, False) for inverse in (False, True)]
     p_in, p_out, me_in, me_out = 3, 2, 2, 1
     ins = [x] if cut_in is None else _cut(x, cut_in, p_in, -1, me_in, np.nan)
-    kw = {}
+    cuts = {}
     out_shape = list(shape)
     if cut_in is not None:
-        kw.update(in_split=cut_in - ndim, in_sign=-1, me_in=me_in)
+        cuts["cut_in"] = PiecesCut(cut_in - ndim, -1, me_in)
     if cut_out is not None:
         out_shape[cut_out] = -(-shape[cut_out] // p_out)
-        kw.update(out_split=cut_out - ndim, out_count=p_out, out_sign=1, me_out=me_out)
+        cuts["cut_out"] = PiecesCut(cut_out - ndim, 1, me_out, p_out)
 
     def run(*pieces_in):
-        return [native_pieces.fft_pieces(pieces_in, f - ndim, n, kind="r2r",
-                                  op=scipy_op(v[0], n, v[1], v[2], inverse=v[3]),
-                                  out_shape=tuple(out_shape), scale=0.5, **kw)
+        return [native_pieces.fft_pieces(
+                    pieces_in, PiecesPass("r2r", f - ndim, n, scale=0.5,
+                                          op=scipy_op(v[0], n, v[1], v[2], inverse=v[3])),
+                    tuple(out_shape), **cuts)
                 for v in variants]
 
     for v, got in zip(variants, jax.jit(run)(*ins)):
@@ -794,20 +799,20 @@ def _check_r2r(kind, dtype, shape, f, cut_in, cut_out, seed):
 def test_pieces_kernel_r2r_rejects_bad_arguments():
     from pfft.engines.r2r import R2R, scipy_op
     x = jnp.zeros((4, 4))
+    pieces_call = native_pieces.fft_pieces
     with pytest.raises(ValueError, match="op"):
-        native_pieces.fft_pieces([x], -1, 4, kind="r2r", out_shape=(4, 4))
+        pieces_call([x], PiecesPass("r2r", -1, 4), (4, 4))
     with pytest.raises(ValueError, match="op"):
-        native_pieces.fft_pieces([x], -1, 4, kind="copy", op=scipy_op("dct2", 4), out_shape=(4, 4))
+        pieces_call([x], PiecesPass("copy", -1, 4, op=scipy_op("dct2", 4)), (4, 4))
     with pytest.raises(ValueError, match="planned for 5"):
-        native_pieces.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 5), out_shape=(4, 4))
+        pieces_call([x], PiecesPass("r2r", -1, 4, op=scipy_op("dct2", 5)), (4, 4))
     with pytest.raises(ValueError, match="weights"):
-        native_pieces.fft_pieces([x], -1, 4, kind="r2r", op=scipy_op("dct2", 4), weights=[1.0] * 4,
-                          out_shape=(4, 4))
+        pieces_call([x], PiecesPass("r2r", -1, 4, weights=[1.0] * 4, op=scipy_op("dct2", 4)),
+                    (4, 4))
     with pytest.raises(Exception, match="type must be"):
-        native_pieces.fft_pieces([x], -1, 4, kind="r2r", op=R2R("dct", 5, 4), out_shape=(4, 4))
+        pieces_call([x], PiecesPass("r2r", -1, 4, op=R2R("dct", 5, 4)), (4, 4))
     with pytest.raises(Exception, match="at least 2 points"):
-        native_pieces.fft_pieces([x[:, :1]], -1, 1, kind="r2r", op=R2R("dct", 1, 1),
-                          out_shape=(4, 1))
+        pieces_call([x[:, :1]], PiecesPass("r2r", -1, 1, op=R2R("dct", 1, 1)), (4, 1))
 
 
 def _r2r_reference(x, kinds, norm, orth, inverse=False):

@@ -150,14 +150,14 @@ def _natural(plan, variant) -> float:
 @contextlib.contextmanager
 def _branch_spy(found: list):
     """Records into ``found`` the pieces branches that run with a factor not 1."""
-    # every branch takes its factor as the keyword ``scale``
+    # every branch takes its stage's settings last (pieces.PassSettings: the factor)
     saved = dict(pieces.BRANCHES)
 
     def spy(name, fn):
-        def run(*args, **kw):
-            if kw["scale"] != 1.0:
+        def run(*args):
+            if args[-1].scale != 1.0:
                 found.append(name)
-            return fn(*args, **kw)
+            return fn(*args)
         return run
     for name, fn in saved.items():
         pieces.BRANCHES[name] = spy(name, fn)

@@ -10,6 +10,7 @@ import pytest
 
 import pfft
 from pfft import tuning, wisdom
+from pfft.problem import Problem
 from conftest import rel_err
 
 
@@ -29,7 +30,7 @@ def test_candidate_grids_are_every_slab_and_pencil():
 def test_tune_returns_the_fastest_plan_and_it_computes_the_same_numbers():
     devices = jax.devices()[:4]
     plan = pfft.tune((16, 12, 8), np.complex128, devices, repeats=2, progress=False)
-    entry = wisdom.lookup((16, 12, 8), np.complex128, "c2c", (0, 1, 2), "backward", devices)
+    entry = wisdom.lookup(Problem((16, 12, 8), np.complex128, (0, 1, 2), kind="c2c"), devices)
     assert set(entry["timings_s"]) == {"4", "2x2"}
     assert entry["time_s"] == min(entry["timings_s"].values())
     assert "x".join(map(str, entry["grid"])) == min(entry["timings_s"],
@@ -62,7 +63,7 @@ def test_tuning_starts_no_candidate_once_its_budget_is_spent(monkeypatch, budget
     _clock_per_candidate(monkeypatch, 10.0)
     plan = pfft.tune((8, 8, 8), np.complex64, 8, budget_s=budget_s, repeats=1,
                      progress=False)
-    entry = wisdom.lookup((8, 8, 8), np.complex64, "c2c", (0, 1, 2), "backward",
+    entry = wisdom.lookup(Problem((8, 8, 8), np.complex64, (0, 1, 2), kind="c2c"),
                           jax.devices()[:8])
     assert list(entry["timings_s"]) == timed
     assert "x".join(map(str, entry["grid"])) in timed
@@ -73,7 +74,7 @@ def test_tuning_starts_no_candidate_once_its_budget_is_spent(monkeypatch, budget
 def test_tuning_with_room_times_every_candidate():
     full = pfft.tune((8, 8, 6), np.float32, 8, kind="r2c", spectra=("numpy", "padded"),
                      budget_s=600, repeats=1, progress=False)
-    entry = wisdom.lookup((8, 8, 6), np.complex64, "r2c", (0, 1, 2), "backward",
+    entry = wisdom.lookup(Problem((8, 8, 6), np.complex64, (0, 1, 2), kind="r2c"),
                           jax.devices()[:8])
     assert set(entry["timings_s"]) == {"8", "2x4", "4x2", "8 padded", "2x4 padded",
                                        "4x2 padded"}
@@ -84,14 +85,14 @@ def test_wisdom_round_trips_and_plan_reuses_it(tmp_path):
     devices = jax.devices()[:8]
     mesh = pfft.make_mesh((2, 4), devices)
     pfft.tune((8, 16, 8), np.complex64, mesh, repeats=1, progress=False)
-    best = wisdom.lookup((8, 16, 8), np.complex64, "c2c", (0, 1, 2), "backward", devices)
+    best = wisdom.lookup(Problem((8, 16, 8), np.complex64, (0, 1, 2), kind="c2c"), devices)
     path = tmp_path / "wisdom.json"
     pfft.save_wisdom(path)
     assert json.loads(path.read_text())["pfft_wisdom"] == 1
     pfft.forget_wisdom()
     assert pfft.plan((8, 16, 8), np.complex64, mesh, tune="wisdom").mesh is mesh  # none yet
     assert pfft.load_wisdom(path) == 1
-    assert wisdom.lookup((8, 16, 8), np.complex64, "c2c", (0, 1, 2), "backward",
+    assert wisdom.lookup(Problem((8, 16, 8), np.complex64, (0, 1, 2), kind="c2c"),
                          devices) == best
     plan = pfft.plan((8, 16, 8), np.complex64, mesh, tune="wisdom")
     assert tuple(s for s in plan.mesh.devices.shape) == tuple(best["grid"])
@@ -103,7 +104,7 @@ def test_wisdom_round_trips_and_plan_reuses_it(tmp_path):
 def test_plan_can_measure_on_first_use_and_bad_wisdom_is_refused(tmp_path):
     mesh = pfft.make_mesh((4,))
     plan = pfft.plan((8, 8, 4), np.complex64, mesh, tune="measure")
-    assert wisdom.lookup((8, 8, 4), np.complex64, "c2c", (0, 1, 2), "backward",
+    assert wisdom.lookup(Problem((8, 8, 4), np.complex64, (0, 1, 2), kind="c2c"),
                          list(mesh.devices.flat)) is not None
     assert set(plan.mesh.devices.flat) == set(mesh.devices.flat)
     with pytest.raises(ValueError, match="tune"):
@@ -124,13 +125,13 @@ def test_tuning_real_to_real_and_mixed_plans():
     mesh = pfft.make_mesh((4,), devices)
     kinds = ("dct2", "fft", "rfft")
     best = pfft.tune((8, 8, 6), np.float64, mesh, kinds=kinds, repeats=1, progress=False)
-    entry = wisdom.lookup((8, 8, 6), np.complex128, "r2c", (0, 1, 2), "backward", devices,
-                          kinds=kinds)
+    entry = wisdom.lookup(Problem((8, 8, 6), np.complex128, (0, 1, 2), kind="r2c", kinds=kinds),
+                          devices)
     assert entry is not None and len(entry["timings_s"]) == 2          # slab 4 and 2x2
-    assert wisdom.lookup((8, 8, 6), np.complex128, "r2c", (0, 1, 2), "backward",
+    assert wisdom.lookup(Problem((8, 8, 6), np.complex128, (0, 1, 2), kind="r2c"),
                          devices) is None                                  # a plain rfftn: none
-    assert wisdom.lookup((8, 8, 6), np.complex128, "r2c", (0, 1, 2), "backward", devices,
-                         kinds=kinds, orthogonalize=True) is None
+    assert wisdom.lookup(Problem((8, 8, 6), np.complex128, (0, 1, 2), kind="r2c", kinds=kinds,
+                                 orthogonalize=True), devices) is None
     again = pfft.plan((8, 8, 6), np.float64, mesh, kinds=kinds, tune="wisdom")
     assert again is best and tuple(again.mesh.devices.shape) == tuple(entry["grid"])
     x = np.random.default_rng(2).standard_normal((8, 8, 6))
@@ -138,7 +139,7 @@ def test_tuning_real_to_real_and_mixed_plans():
     assert rel_err(again.forward(jax.device_put(x, again.in_sharding)), want) <= 1e-12
     # an all real-to-real plan is timed on real data and measured on first use
     plan = pfft.plan((8, 8, 6), np.float32, mesh, kinds=("dst1",) * 3, tune="measure")
-    assert wisdom.lookup((8, 8, 6), np.float32, "c2c", (0, 1, 2), "backward", devices,
-                         kinds=("dst1",) * 3) is not None
+    assert wisdom.lookup(Problem((8, 8, 6), np.float32, (0, 1, 2), kinds=("dst1",) * 3),
+                         devices) is not None
     y = plan.forward(jax.device_put(x.astype(np.float32), plan.in_sharding))
     assert y.dtype == np.float32 and rel_err(y, scipy.fft.dstn(x, type=1)) <= 1e-6

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -44,6 +44,7 @@ from . import _kernels, r2r as r2r_ops
 from ._kernels import (cufft_plan_cache_info, gpu_workspace_bytes, num_threads,
                        set_cufft_plan_cache_size, set_num_threads, workspace_type)
 from ..hermitian import bin_weights
+from ..interfaces import PiecesPass
 from . import native_pieces
 from .native_pieces import fft_pieces
 
@@ -121,8 +122,24 @@ def _on_platform(branches: dict, *operands):
     return jax.lax.platform_dependent(*operands, **branches)
 
 
-def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: float,
-          nthreads: int | None, inplace: bool = False) -> jax.Array:
+class _Settings(NamedTuple):
+    """What a transform kernel is told besides its operand: the axes (counted from the
+    end), the sign, the factor fused in, the CPU threads (``None``: the default)."""
+
+    axes: tuple[int, ...]
+    inverse: bool
+    scale: float
+    nthreads: int | None
+
+    def attributes(self) -> dict:
+        """The custom call's attributes."""
+        return dict(axes=np.asarray(self.axes, dtype=np.int64), forward=not self.inverse,
+                    scale=np.float64(self.scale),
+                    nthreads=np.int64(self.nthreads or num_threads()))
+
+
+def _call(target: str, x: jax.Array, shape, dtype, settings: _Settings,
+          inplace: bool = False) -> jax.Array:
     """The custom call ``target`` on ``x`` (``shape`` and ``dtype`` its result's), for
     each platform whose kernels are loaded.
 
@@ -133,8 +150,7 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     batched block (a batch dimension in front) instead of letting XLA broadcast it.
     """
     platforms = _platforms(x)
-    attrs = dict(axes=np.asarray(axes, dtype=np.int64), forward=not inverse,
-                 scale=np.float64(scale), nthreads=np.int64(nthreads or num_threads()))
+    attrs = settings.attributes()
     aliases = {0: 0} if inplace else None
 
     @jax.custom_batching.custom_vmap
@@ -147,8 +163,8 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
                 input_output_aliases=aliases)(b, **attrs)
         if "cuda" in platforms:
             double = np.dtype(a.dtype) in (np.float64, np.complex128)
-            nbytes = gpu_workspace_bytes(target, tuple(a.shape), tuple(shape), tuple(axes),
-                                         double)
+            nbytes = gpu_workspace_bytes(target, tuple(a.shape), tuple(shape),
+                                         tuple(settings.axes), double)
             branches["cuda"] = lambda b: jax.ffi.ffi_call(
                 target, (result, workspace_type(b, nbytes)), vmap_method="broadcast_all",
                 input_output_aliases=aliases)(b, **attrs)[0]
@@ -157,15 +173,15 @@ def _call(target: str, x: jax.Array, shape, dtype, axes, inverse: bool, scale: f
     @call.def_vmap
     def _batched(axis_size, in_batched, a):
         # the batch dimension in front: the kernel transforms the batched block
-        return _call(target, a, (axis_size, *shape), dtype, axes, inverse, scale, nthreads,
-                     inplace), True
+        return _call(target, a, (axis_size, *shape), dtype, settings, inplace), True
 
     return call(x)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
 def _c2c(x, axes, inverse, scale, inplace, nthreads):
-    return _call("pfft_c2c", x, x.shape, x.dtype, axes, inverse, scale, nthreads, inplace)
+    return _call("pfft_c2c", x, x.shape, x.dtype, _Settings(axes, inverse, scale, nthreads),
+                 inplace)
 
 
 def _c2c_fwd(x, axes, inverse, scale, inplace, nthreads):
@@ -190,7 +206,8 @@ def _bin_weights(n: int, interior: float, axis: int, dtype) -> jax.Array:
 def _r2c(x, axes, n, inverse, scale, nthreads):
     shape = list(x.shape)
     shape[axes[-1]] = n // 2 + 1
-    return _call("pfft_r2c", x, shape, _complex_dtype(x.dtype), axes, inverse, scale, nthreads)
+    return _call("pfft_r2c", x, shape, _complex_dtype(x.dtype),
+                 _Settings(axes, inverse, scale, nthreads))
 
 
 def _r2c_fwd(x, axes, n, inverse, scale, nthreads):
@@ -212,7 +229,7 @@ def _c2r(x, axes, n, inverse, scale, nthreads):
     shape = list(x.shape)
     shape[axes[-1]] = n
     real = np.float64 if x.dtype == np.complex128 else np.float32
-    return _call("pfft_c2r", x, shape, real, axes, inverse, scale, nthreads)
+    return _call("pfft_c2r", x, shape, real, _Settings(axes, inverse, scale, nthreads))
 
 
 def _c2r_fwd(x, axes, n, inverse, scale, nthreads):
@@ -346,7 +363,7 @@ def r2r(x: jax.Array, op, axis: int, *, nthreads: int | None = None,
         raise ValueError(f"r2r: {op.kind} planned for {op.n} points got {x.shape[axis]}")
     if jnp.iscomplexobj(x):
         x = x.astype(_complex_dtype(x.dtype))
-        return fft_pieces([x], axis - x.ndim, op.n, kind="r2r", op=op, out_shape=x.shape,
+        return fft_pieces([x], PiecesPass("r2r", axis - x.ndim, op.n, op=op), x.shape,
                           nthreads=nthreads)[0]
     if np.dtype(x.dtype) != np.float64:
         x = x.astype(np.float32)
@@ -422,12 +439,13 @@ class NativeEngine:
         return x
 
     # -- the pieces kernels (:mod:`pfft.engines.native_pieces`), CPU only ----------------
-    def fft_pieces(self, pieces, axis, n, **kw):
-        return native_pieces.fft_pieces(pieces, axis, n, nthreads=self.nthreads, **kw)
+    def fft_pieces(self, pieces, step, out_shape, **kw):
+        return native_pieces.fft_pieces(pieces, step, out_shape, nthreads=self.nthreads, **kw)
 
-    def fft_pieces_pair(self, pieces, axes, ns, **kw):
-        return native_pieces.fft_pieces_pair(pieces, axes, ns, nthreads=self.nthreads, **kw)
+    def fft_pieces_pair(self, pieces, first, second, out_shape, **kw):
+        return native_pieces.fft_pieces_pair(pieces, first, second, out_shape,
+                                             nthreads=self.nthreads, **kw)
 
     @staticmethod
-    def writes_in_place(*args) -> bool:
-        return native_pieces.writes_in_place(*args)
+    def writes_in_place(step, in_shapes, out_shape, cut_in, cut_out) -> bool:
+        return native_pieces.writes_in_place(step, in_shapes, out_shape, cut_in, cut_out)

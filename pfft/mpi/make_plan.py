@@ -1,19 +1,21 @@
 """``pfft.mpi.plan``: the front door to MPI plans.
 
-Check a plan's arguments (as :func:`pfft.plan` does), place its process grid (the
-grid as given, or the one that wisdom or tuning now prefers, ``tune=``), and fetch
-the cached :class:`~pfft.mpi.MPIPlan`. It sits above :mod:`pfft.mpi.tuning`
+Check a plan's arguments into its :class:`~pfft.problem.Problem` (as :func:`pfft.plan`
+does: :mod:`pfft.front_door`), place its process grid (the grid as given, or the one
+that wisdom or tuning now prefers, ``tune=``), and fetch the cached
+:class:`~pfft.mpi.MPIPlan`. It sits above :mod:`pfft.mpi.tuning`
 (``tune="measure"`` tunes first), which sits above the plans (:mod:`pfft.mpi.rank_plan`).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Sequence
 
-from .. import wisdom
-from ..arguments import check_plan_kinds, check_tune
-from ..plan_core import layout_of_spec, plan_arguments
-from ..make_plan import mark_promoted, real_without_kind, warn_real_without_kind
+from ..arguments import check_tune
+from ..front_door import PlanArguments, preferred_grid
+from ..plan_core import layout_of_spec
+from ..problem import Problem
 from .grid import ProcessGrid
 from .rank_plan import MPIPlan, get_plan
 from .tuning import tune, wisdom_devices
@@ -95,43 +97,23 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     if not isinstance(grid, ProcessGrid):
         raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
-    promoted = real_without_kind(dtype, kind, kinds)
-    kinds, kind, orthogonalize = check_plan_kinds(shape, axes, kind or "c2c", kinds,
-                                                  orthogonalize, "pfft.mpi.plan")
-    given = dtype
-    shape, dtype, axes, norm, dealiased = plan_arguments(shape, dtype, axes, norm, kind,
-                                                         spectrum, padding, "pfft.mpi.plan",
-                                                         kinds)
-    if promoted:
-        warn_real_without_kind(shape, given, dtype, "pfft.mpi.plan")
+    problem = PlanArguments(shape, dtype, axes, norm, kind, spectrum, padding, engine,
+                            fuse_exchanges, kinds, orthogonalize).problem("pfft.mpi.plan")
     check_tune(tune, "pfft.mpi.plan", in_sharding)
-    layout = None
     if in_sharding is not None:
-        layout = replace(layout_of_spec(shape, in_sharding, grid.mesh_shape, grid.names,
-                                        "pfft.mpi.plan", even=False), balanced=True)
+        layout = layout_of_spec(problem.shape, in_sharding, grid.mesh_shape, grid.names,
+                                "pfft.mpi.plan", even=False)
+        problem = replace(problem, in_layout=replace(layout, balanced=True))
     if tune is not None:
-        grid = _tuned_grid(shape, dtype, grid, kind=kind, axes=axes, norm=norm,
-                           spectrum=spectrum, mode=tune, kinds=kinds,
-                           orthogonalize=orthogonalize)
-    made = get_plan(shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-                    dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges,
-                    kinds=kinds, orthogonalize=orthogonalize)
-    if promoted:
-        mark_promoted(made, given)
-    return made
+        grid = _tuned_grid(problem, grid, tune)
+    return get_plan(problem, grid)
 
 
-def _tuned_grid(shape, dtype, grid: ProcessGrid, *, kind: str, axes, norm: str,
-                spectrum: str, mode: str, kinds=None, orthogonalize=None) -> ProcessGrid:
-    """The process grid wisdom prefers for this problem on ``grid``'s ranks (tuning
+def _tuned_grid(problem: Problem, grid: ProcessGrid, mode: str) -> ProcessGrid:
+    """The process grid wisdom prefers for ``problem`` on ``grid``'s ranks (tuning
     first for ``mode="measure"`` where there is none); ``grid`` if there is none."""
-    devices = wisdom_devices(grid)
-    problem = dict(kinds=kinds, orthogonalize=orthogonalize)
-    entry = wisdom.lookup(shape, dtype, kind, axes, norm, devices, "mpi", **problem)
-    if entry is None and mode == "measure":
-        tune(shape, dtype, grid, kind=kind, axes=axes, norm=norm, spectra=(spectrum,),
-             **problem)
-        entry = wisdom.lookup(shape, dtype, kind, axes, norm, devices, "mpi", **problem)
+    measure = functools.partial(tune, grid=grid) if mode == "measure" else None
+    dims = preferred_grid(problem, wisdom_devices(grid), "mpi", measure)
     # every rank must take the same grid: rank 0's wisdom decides
-    dims = grid.comm.bcast(None if entry is None else tuple(entry["grid"]), root=0)
+    dims = grid.comm.bcast(dims, root=0)
     return grid if dims is None else grid.regrid(dims)

@@ -11,18 +11,19 @@ autodiff sees plain pads and slices).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..arguments import check_cast, check_fuse_exchanges
+from ..arguments import check_cast
 from ..autodiff import Variant
-from ..plan_core import PlanCore
+from ..plan_core import PlanCache, PlanCore
 from ..engines.choice import engine_for_plan
 from ..layout import Layout
-from ..lru import LRUCache
+from ..problem import Problem
 from .grid import ProcessGrid
 
 __all__ = ["MPIPlan", "get_plan", "mpi_layout", "clear_plan_cache", "plan_cache_info"]
@@ -111,20 +112,16 @@ class MPIPlan(PlanCore):
 
     EVEN_BLOCKS = False      # uneven blocks are fine for MPI ranks: no all-to-all to even up
 
-    def __init__(self, shape, dtype, grid: ProcessGrid, axes, norm, in_layout: Layout, *,
-                 kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
-                 fuse_exchanges: bool | str = "auto", kinds=None, orthogonalize=None):
+    def __init__(self, problem: Problem, grid: ProcessGrid):
         self.grid = grid
         self.mesh_shape = grid.mesh_shape
-        # a name ("auto", "native", "xla", or None for $PFFT_ENGINE / auto) or a module
-        bound = (engine_for_plan(engine, jax.local_devices()[:1], fuse_exchanges)
-                 if engine is None or isinstance(engine, str) else engine)
-        super().__init__(shape, dtype, axes, norm, in_layout, kind=kind, n=None,
-                         spectrum=spectrum, dealiased=dealiased, engine=bound,
-                         transport=grid.transport, effects=grid.transport.effects(),
-                         kinds=kinds, orthogonalize=orthogonalize)
+        # a name ("auto", "native", "xla") or an engine module
+        bound = (engine_for_plan(problem.engine, jax.local_devices()[:1], problem.fuse_exchanges)
+                 if isinstance(problem.engine, str) else problem.engine)
+        super().__init__(problem, engine=bound, transport=grid.transport,
+                         effects=grid.transport.effects())
         out = self.chain.out_layout
-        padded = spectrum == "padded"
+        padded = self.spectrum == "padded"
         self.in_shape = self.chain.in_layout.shape
         self.out_shape = out.padded_shape if padded else out.shape
         # a rank's place along each mesh axis, and along each group of them
@@ -205,7 +202,7 @@ class MPIPlan(PlanCore):
         return "\n".join(lines)
 
 
-_CACHE = LRUCache(128)
+_CACHE = PlanCache(128)
 
 
 def plan_cache_info() -> dict:
@@ -218,18 +215,10 @@ def clear_plan_cache() -> None:
     _CACHE.clear()
 
 
-def get_plan(shape, dtype, grid: ProcessGrid, axes, norm, layout: Layout | None = None, *,
-             kind: str = "c2c", spectrum: str = "numpy", dealiased=(), engine=None,
-             fuse_exchanges: bool | str = "auto", kinds: tuple[str, ...] | None = None,
-             orthogonalize: bool | None = None) -> MPIPlan:
-    """The cached MPI plan for checked arguments (made on first use); ``layout``:
-    the input's, by default :func:`mpi_layout`'s."""
-    layout = layout or mpi_layout(shape, axes, grid.mesh_shape)
-    fuse_exchanges = check_fuse_exchanges(fuse_exchanges, "pfft.mpi.plan")
-    kinds = None if kinds is None else tuple(kinds)
-    key = (shape, dtype, grid, axes, norm, layout, kind, spectrum, tuple(dealiased), engine,
-           fuse_exchanges, kinds, None if kinds is None else orthogonalize)
-    return _CACHE.get_or_make(key, lambda: MPIPlan(
-        shape, dtype, grid, axes, norm, layout, kind=kind, spectrum=spectrum,
-        dealiased=dealiased, engine=engine, fuse_exchanges=fuse_exchanges, kinds=kinds,
-        orthogonalize=orthogonalize))
+def get_plan(problem: Problem, grid: ProcessGrid) -> MPIPlan:
+    """The cached MPI plan of ``problem`` on ``grid`` (made on first use); a problem
+    without an input layout starts in :func:`mpi_layout`'s."""
+    if problem.in_layout is None:
+        problem = replace(problem, in_layout=mpi_layout(problem.shape, problem.axes,
+                                                        grid.mesh_shape))
+    return _CACHE.plan(problem, grid, MPIPlan)

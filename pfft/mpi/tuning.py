@@ -8,6 +8,7 @@ stop at the budget is rank 0's, broadcast. Wisdom is filed with
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import jax
@@ -15,6 +16,7 @@ import jax.numpy as jnp
 from mpi4py import MPI
 
 from .. import tuning, wisdom
+from ..front_door import PlanArguments
 from .grid import ProcessGrid
 from .rank_plan import get_plan
 
@@ -47,27 +49,25 @@ def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
     if not isinstance(grid, ProcessGrid):
         raise TypeError(f"pfft.mpi.tune: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
-    shape, cdtype, axes, norm, kinds, kind, orthogonalize = tuning.problem_arguments(
-        shape, dtype, axes, norm, kind, kinds, orthogonalize, "pfft.mpi.tune")
+    problem = PlanArguments(shape, dtype, axes, norm, kind, kinds=kinds,
+                            orthogonalize=orthogonalize).problem("pfft.mpi.tune")
     tuning.check_budget(budget_s, repeats, "pfft.mpi.tune")
-    candidates = tuning.problem_candidates(grid.size, kind, spectra)
-    host = tuning.random_input(shape, cdtype, kind)
+    candidates = tuning.problem_candidates(grid.size, problem.kind, spectra)
+    host = tuning.random_input(problem)
     comm = grid.comm
 
     def slowest(seconds: float) -> float:
         return comm.allreduce(seconds, op=MPI.MAX)
 
     def time_one(dims, spectrum):
-        plan = get_plan(shape, cdtype, grid.regrid(dims), axes, norm, kind=kind,
-                        spectrum=spectrum, kinds=kinds, orthogonalize=orthogonalize)
+        plan = get_plan(replace(problem, spectrum=spectrum), grid.regrid(dims))
         x = jnp.asarray(host[plan.local_in_slices])
         comm.Barrier()
         return plan, tuning.time_forward(plan, x, repeats, sync=slowest)
 
-    title = f"pfft.mpi.tune {shape} {cdtype.name} {tuning.problem_name(kind, kinds)}"
-    bar = tuning.Progress(len(candidates), progress and grid.rank == 0, title)
+    bar = tuning.Progress(len(candidates), progress and grid.rank == 0,
+                          tuning.problem_name(problem, "pfft.mpi.tune"))
     return tuning.time_candidates(
         candidates, time_one, budget_s, bar,
-        key=wisdom.wisdom_key(shape, cdtype, kind, axes, norm, wisdom_devices(grid), "mpi",
-                              kinds=kinds, orthogonalize=orthogonalize),
+        key=wisdom.wisdom_key(problem, wisdom_devices(grid), "mpi"),
         agree=lambda over: comm.bcast(over, root=0))
