@@ -17,8 +17,8 @@ import numpy as np
 
 from . import wisdom
 from .arguments import (R2R_KINDS, check_dealiasing, check_fuse_exchanges, check_norm,
-                        check_plan_kinds, check_plan_options, check_shape, complex_dtype,
-                        normalize_axes, r2r_dtype)
+                        check_overwrite_x, check_plan_kinds, check_plan_options, check_shape,
+                        complex_dtype, normalize_axes, r2r_dtype)
 from .autodiff import caller_stacklevel
 from .problem import Problem
 
@@ -44,6 +44,7 @@ class PlanArguments:
     fuse_exchanges: Any = "auto"
     kinds: Any = None
     orthogonalize: Any = None
+    overwrite_x: Any = False
 
     def problem(self, where: str) -> Problem:
         """The checked :class:`~pfft.problem.Problem` (its input layout left to the
@@ -87,6 +88,7 @@ class PlanArguments:
                        dealiased=dealiased, kinds=kinds, orthogonalize=orthogonalize,
                        engine=self.engine,
                        fuse_exchanges=check_fuse_exchanges(self.fuse_exchanges, public),
+                       overwrite_x=check_overwrite_x(self.overwrite_x, public),
                        promoted_from=np.dtype(self.dtype) if promoted else None)
 
 

@@ -32,7 +32,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str | None = None, spectrum: str = "numpy",
          padding: float = 1.0, tune: str | None = None, engine: str | None = None,
          fuse_exchanges: bool | str = "auto", kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None) -> Plan:
+         orthogonalize: bool | None = None, overwrite_x: bool = False) -> Plan:
     """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
     (and its inverse) for arrays of one shape.
 
@@ -115,6 +115,15 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     orthogonalize
         scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
         "ortho"``).
+    overwrite_x
+        scipy's ``overwrite_x``: ``True`` lets the transforms write over their input.
+        Called under ``jax.jit(..., donate_argnums=0)`` (or on an array the program
+        made), the first transform then runs in the input's buffer (pfft's native
+        kernels; XLA's own FFT decides for itself): a block less
+        (one device: 1 block instead of 2; :meth:`Plan.memory`), and faster. An input
+        the caller keeps is copied first instead: the same memory as without, and
+        slower by that copy (``docs/memory.md``). The values are the same either way.
+        Part of the plan's cache key.
 
     Returns
     -------
@@ -122,7 +131,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         Cached: the same arguments return the same object.
     """
     problem = PlanArguments(shape, dtype, axes, norm, kind, spectrum, padding, engine,
-                            fuse_exchanges, kinds, orthogonalize).problem("plan")
+                            fuse_exchanges, kinds, orthogonalize, overwrite_x).problem("plan")
     check_tune(tune, "plan", in_sharding)
     if in_sharding is not None:
         problem = replace(problem, in_layout=_layout_of_sharding(in_sharding, problem.shape,

@@ -253,7 +253,8 @@ class PlanCore:
         self.size = math.prod(kept.values())          # Fourier axes (r2r ones scale themselves)
         self.transform = Transform(self.chain, self.dtype, self.norm, self.size,
                                    math.prod(kept.values()) / math.prod(lengths.values()),
-                                   engine, transport, frozenset(mesh_axes), frozenset(effects))
+                                   engine, transport, frozenset(mesh_axes), frozenset(effects),
+                                   problem.overwrite_x)
         self.programs = self.transform.programs        # every variant's, resolved now
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}

@@ -59,6 +59,8 @@ class Problem:
         read when the problem is made), or on MPI an engine module.
     fuse_exchanges
         ``"auto"``, ``True`` or ``False`` (:func:`pfft.plan`).
+    overwrite_x
+        Whether the transforms may write over the input (:func:`pfft.plan`).
     in_layout
         The :class:`~pfft.layout.Layout` the forward input is in; ``None``: the
         default of the place the plan runs on (a mesh's pencil, an MPI grid's).
@@ -81,6 +83,7 @@ class Problem:
     orthogonalize: bool | None = None
     engine: Any = None
     fuse_exchanges: bool | str = "auto"
+    overwrite_x: bool = False
     in_layout: Layout | None = None
     promoted_from: np.dtype | None = field(default=None, compare=False)
 

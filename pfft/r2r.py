@@ -37,10 +37,9 @@ def _check_type(type, family: str, where: str) -> int:
     return t
 
 
-def _check_extras(overwrite_x, workers, where: str) -> None:
-    """scipy's ``overwrite_x`` and ``workers`` are accepted and have no effect (JAX
-    arrays are immutable; pfft's engine chooses its threads)."""
-    check_overwrite_x(overwrite_x, where)
+def _check_workers(workers, where: str) -> None:
+    """scipy's ``workers`` is accepted and has no effect (pfft's engine chooses its
+    threads)."""
     if workers is not None:
         try:
             w = operator.index(workers)
@@ -62,11 +61,13 @@ def _scalar_to_tuple(value):
 
 class _Function(NamedTuple):
     """One of the four transforms: its name (in errors), every axis's kind (scipy's
-    family and type: ``"dct2"``), and whether it is the inverse."""
+    family and type: ``"dct2"``), whether it is the inverse, and scipy's
+    ``overwrite_x``."""
 
     where: str
     kind: str
     inverse: bool
+    overwrite_x: bool
 
 
 #: each transform's family and direction, by its name
@@ -75,12 +76,12 @@ _FUNCTIONS = {"dctn": ("dct", False), "idctn": ("dct", True), "dstn": ("dst", Fa
 
 
 def _function(where: str, type, overwrite_x, workers) -> _Function:
-    """The transform ``where`` (``"dctn"`` ... ``"idstn"``) of scipy's ``type``, the
-    arguments scipy takes that have no effect here checked."""
+    """The transform ``where`` (``"dctn"`` ... ``"idstn"``) of scipy's ``type``, its
+    ``overwrite_x`` and ``workers`` checked."""
     family, inverse = _FUNCTIONS[where]
     t = _check_type(type, family, where)
-    _check_extras(overwrite_x, workers, where)
-    return _Function(where, f"{family}{t}", inverse)
+    _check_workers(workers, where)
+    return _Function(where, f"{family}{t}", inverse, check_overwrite_x(overwrite_x, where))
 
 
 def _r2rn(x, fn: _Function, s, axes, norm, orthogonalize, mesh, out_sharding) -> jax.Array:
@@ -104,7 +105,7 @@ def _r2rn(x, fn: _Function, s, axes, norm, orthogonalize, mesh, out_sharding) ->
     x, s, axes, norm, mesh = prepare(x, s, axes, norm, mesh, where)
     x = resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
     problem = Problem(x.shape, r2r_dtype(x.dtype), axes, norm, kinds=(fn.kind,) * len(axes),
-                      orthogonalize=orth)
+                      orthogonalize=orth, overwrite_x=fn.overwrite_x)
     if fn.inverse:
         y = inverse(x, problem, mesh, out_sharding)
     else:
@@ -129,9 +130,13 @@ _PARAMS = """
     norm
         ``"backward"`` (default), ``"ortho"`` or ``"forward"``, as in scipy, with
         ``N = 2(n - 1)`` (DCT-I), ``2(n + 1)`` (DST-I) or ``2n`` per axis.
-    overwrite_x, workers
-        Accepted for scipy's signature; no effect (JAX arrays are immutable and
-        pfft's engine chooses its threads). ``workers=0`` is an error, as in scipy.
+    overwrite_x
+        ``True``: the transform may write over ``x`` where ``x`` is donated
+        (``jax.jit(..., donate_argnums=...)``), a block of memory less; a kept ``x``
+        is copied first and left as it was (:func:`pfft.plan`'s ``overwrite_x``).
+    workers
+        Accepted for scipy's signature; no effect (pfft's engine chooses its
+        threads). ``workers=0`` is an error, as in scipy.
     orthogonalize
         scipy's: weight the end points so that the ``"ortho"`` transform is an
         orthogonal matrix (default: ``norm == "ortho"``).

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Variable", "VARIABLES", "BUILD_OPTIONS", "NAMES", "engine", "kernels_dir",
-           "num_threads", "pass_pairs", "in_place", "swaps", "hugepage_advice",
+           "num_threads", "hugepage_advice",
            "pieces_batch", "cufft_plan_cache", "current"]
 
 

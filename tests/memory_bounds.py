@@ -14,7 +14,6 @@ to that floor. The programs that hold more than their bound are listed in ``OVER
 with their figure today, so that a change that holds more fails.
 """
 import numpy as np
-import pytest
 
 import pfft
 

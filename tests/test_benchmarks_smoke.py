@@ -74,7 +74,7 @@ def _run_benchmark(topic, *args, out, name=None):
                            "--out", str(out)], cwd=ROOT, env=_env_without_simulated_devices(),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(out / f"{name or module}.csv", newline="") as f:
+    with open(out / f"{name or topic}.csv", newline="") as f:
         return proc, list(csv.DictReader(f))
 
 

@@ -207,3 +207,24 @@ def test_programs_hold_at_most_their_bound(kind, engine):
         for program in direction.values():
             assert 0 <= program.work_area <= program.temporaries
     check_within(report, kind, *bounds(kind, engine, "one", through_xla=True))
+
+
+@pytest.mark.parametrize("kind", ["c2c", "r2c"])
+def test_overwrite_x_transforms_a_donated_input_in_its_buffer(kind):
+    """With ``overwrite_x=True`` pfft's cuFFT kernel transforms a donated complex
+    input in its buffer: one block and cuFFT's work area on one GPU (a real input
+    cannot hold its spectrum: the same program as without). Values as numpy's."""
+    from memory_bounds import KINDS, N, check_within
+
+    dtype, options, _ = KINDS[kind]
+    plan = pfft.plan((N,) * 3, dtype, pfft.make_mesh((1,), GPUS[:1]), engine="native",
+                     overwrite_x=True, **options)
+    report = plan.memory()
+    work = max(p.work_area for d in (report.forward, report.backward) for p in d.values())
+    block = report.forward["kept"].block
+    check_within(report, kind, 3.0, 1.0 + work / block)
+    x = random_array(np.random.default_rng(3), (N,) * 3, dtype)
+    y = jax.jit(plan.forward, donate_argnums=0)(jax.device_put(x, plan.in_sharding))
+    want = np.fft.fftn(x.astype(np.complex128)) if kind == "c2c" else np.fft.rfftn(
+        x.astype(np.float64))
+    assert rel_err(y, want) <= 1e-5

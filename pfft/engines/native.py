@@ -32,7 +32,6 @@ True
 from __future__ import annotations
 
 import functools
-import math
 import operator
 from typing import NamedTuple, Sequence
 

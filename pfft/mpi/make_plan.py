@@ -27,7 +27,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
          in_sharding=None, kind: str | None = None, spectrum: str = "numpy", padding: float = 1.0,
          tune: str | None = None, engine=None, fuse_exchanges: bool | str = "auto",
          kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None) -> MPIPlan:
+         orthogonalize: bool | None = None, overwrite_x: bool = False) -> MPIPlan:
     """Plan a distributed ``fftn``, ``rfftn``, ``dctn``/``dstn`` or a mixed transform
     (and its inverse) over MPI ranks.
 
@@ -88,6 +88,8 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
     orthogonalize
         scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
         "ortho"``).
+    overwrite_x
+        As for :func:`pfft.plan`.
 
     Returns
     -------
@@ -98,7 +100,8 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         raise TypeError(f"pfft.mpi.plan: grid must be a pfft.mpi.ProcessGrid, got "
                         f"{type(grid).__name__}")
     problem = PlanArguments(shape, dtype, axes, norm, kind, spectrum, padding, engine,
-                            fuse_exchanges, kinds, orthogonalize).problem("pfft.mpi.plan")
+                            fuse_exchanges, kinds, orthogonalize,
+                            overwrite_x).problem("pfft.mpi.plan")
     check_tune(tune, "pfft.mpi.plan", in_sharding)
     if in_sharding is not None:
         layout = layout_of_spec(problem.shape, in_sharding, grid.mesh_shape, grid.names,
