@@ -11,10 +11,18 @@ input (:mod:`pfft.memory`). Then the floor: a bare ``all_to_all`` in a ``shard_m
 Figures are XLA's accounting of the compiled programs (``memory_analysis()``): nothing
 runs, and they are the same from run to run.
 
-    python -m benchmarks memory [--n 64] [--grids 1 8 2x4] [--engines native xla auto]
-        [--cases c2c r2c dct mixed padded] [--floor 2 4 8] [--out DIR]
+With ``--overwrite-n N`` it also measures ``overwrite_x=True`` against the default on
+``--overwrite-grids``, for the complex ``fftn`` and the ``dctn`` at ``N³``: the blocks a
+forward program holds and its time (median of ``--repeats``, the plans alternated in
+each repeat), the input kept and donated (a fresh copy of the input donated to every
+call, made before the clock starts).
 
-Writes ``memory.{csv,json,md}`` under ``--out`` (docs/data for the docs' table).
+    python -m benchmarks memory [--n 64] [--grids 1 8 2x4] [--engines native xla auto]
+        [--cases c2c r2c dct mixed padded] [--floor 2 4 8] [--overwrite-n 256]
+        [--overwrite-grids 1 4 2x2] [--repeats 7] [--out DIR]
+
+Writes ``memory.{csv,json,md}`` under ``--out`` (docs/data for the docs' table), and
+with ``--overwrite-n`` ``memory_overwrite.{csv,json,md}``.
 """
 from __future__ import annotations
 
@@ -144,6 +152,67 @@ def floor_table(rows: list[dict]) -> str:
                            for r in floor], columns)
 
 
+def time_overwrite(case: str, n: int, grid, repeats: int) -> list[dict]:
+    """``case``'s forward at ``n³`` on ``grid`` with ``overwrite_x`` off and on, the
+    input kept and donated: blocks held and median milliseconds, one row each."""
+    import jax
+    import numpy as np
+
+    from . import common
+    import pfft
+
+    _, kwargs = CASES[case]
+    kwargs = dict(kwargs, dtype=np.dtype(kwargs["dtype"]))
+    mesh = pfft.make_mesh(grid)
+    plans = {o: pfft.plan((n,) * 3, mesh=mesh, overwrite_x=o, **kwargs) for o in (False, True)}
+    x = jax.device_put(np.random.default_rng(0).standard_normal((n,) * 3).astype(kwargs["dtype"]),
+                       plans[False].in_sharding)
+    fresh = {}
+
+    def before():                       # the input each donating call gives away
+        fresh["x"] = common.block(x.copy())
+
+    calls, names = [], []
+    for o, plan in plans.items():
+        for how in ("kept", "donated"):
+            fn = jax.jit(plan.forward, donate_argnums=(0,) if how == "donated" else ())
+            common.block(fn(x.copy()))                  # compiled before the clock
+            calls.append(lambda fn=fn, how=how: fn(x if how == "kept" else fresh["x"]))
+            names.append((o, how))
+    before()
+    medians = common.compare(*calls, repeats=repeats, warmup=0, before=before)
+    return [dict(case=case, n=n, grid=_grid_name(grid), layout=_layout(grid),
+                 chosen=plans[o].engine.name, overwrite_x=str(o), input=how,
+                 blocks=getattr(plans[o].memory().forward[how], "blocks"), ms=1e3 * t)
+            for (o, how), t in zip(names, medians)]
+
+
+def overwrite_table(rows: list[dict]) -> str:
+    """``overwrite_x`` against the default: blocks and ms, kept and donated."""
+    by = {(r["case"], r["grid"], r["overwrite_x"], r["input"]): r for r in rows}
+    out = []
+    for case, grid in dict.fromkeys((r["case"], r["grid"]) for r in rows):
+        cell = {f"{o}_{how}": by[case, grid, o, how] for o in ("False", "True")
+                for how in ("kept", "donated")}
+        first = cell["False_kept"]
+        out.append(dict(what=f"{CASES[case][0]}, {first['n']}³", grid=grid,
+                        layout=first["layout"], engine=first["chosen"],
+                        **{f"{k}_b": v["blocks"] for k, v in cell.items()},
+                        **{f"{k}_ms": v["ms"] for k, v in cell.items()}))
+    columns = [("what", "forward", "{}"), ("layout", "grid", "{}"), ("engine", "engine", "{}")]
+    for o, name in (("False", "default"), ("True", "overwrite_x")):
+        for how in ("kept", "donated"):
+            columns += [(f"{o}_{how}_b", f"{name}, {how}: blocks", "{:.2f}"),
+                        (f"{o}_{how}_ms", "ms", "{:.1f}")]
+    return markdown_table(out, columns)
+
+
+OVERWRITE_KEY = ("The forward program with `overwrite_x=True` against the default: blocks a "
+                 "device holds and the median time, the input kept (the caller's array is "
+                 "copied first) and donated (`jax.jit(f, donate_argnums=0)`: the first "
+                 "transform runs in its buffer).")
+
+
 def doc(rows: list[dict], auto: str = "") -> list[str]:
     """The page section's parts: the plans' table, its key, the floor's table."""
     key = ("Blocks a device holds, the input kept / donated (`jax.jit(f, "
@@ -162,17 +231,25 @@ def doc(rows: list[dict], auto: str = "") -> list[str]:
 DOCS = {"memory.csv": ("memory.md",)}
 TEXT = ("case", "in_shape", "grid", "layout", "engine", "chosen", "direction")
 INTS = ("n", "block_bytes", "work_area_bytes", "peak_bytes")
+OVERWRITE_TEXT = ("case", "grid", "layout", "chosen", "overwrite_x", "input")
 
 
 def report(data: str, figures: str) -> list[str]:
-    """``data/memory.md`` from ``data/memory.csv`` and its run record."""
+    """``data/memory.md`` from ``data/memory.csv`` and its run record (and
+    ``memory_overwrite.md`` from ``memory_overwrite.csv`` where there is one)."""
+    done = []
     path = os.path.join(data, "memory.csv")
-    if not os.path.exists(path):
-        return []
-    rows = read_results(path, text=TEXT, ints=INTS)
-    auto = sorted({r["chosen"] for r in rows if r["engine"] == "auto"})
-    return [write_doc(os.path.join(data, "memory.md"), read_info(path),
-                      *doc(rows, ", ".join(auto)))]
+    if os.path.exists(path):
+        rows = read_results(path, text=TEXT, ints=INTS)
+        auto = sorted({r["chosen"] for r in rows if r["engine"] == "auto"})
+        done.append(write_doc(os.path.join(data, "memory.md"), read_info(path),
+                              *doc(rows, ", ".join(auto))))
+    path = os.path.join(data, "memory_overwrite.csv")
+    if os.path.exists(path):
+        rows = read_results(path, text=OVERWRITE_TEXT, ints=("n",))
+        done.append(write_doc(os.path.join(data, "memory_overwrite.md"), read_info(path),
+                              overwrite_table(rows), OVERWRITE_KEY))
+    return done
 
 
 def main(argv=None) -> None:
@@ -184,6 +261,10 @@ def main(argv=None) -> None:
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--floor", type=int, nargs="*", default=[2, 4, 8],
                     help="device counts of the bare all-to-all (none: skip it)")
+    ap.add_argument("--overwrite-n", type=int, default=0,
+                    help="N of overwrite_x's timing (0: skip it)")
+    ap.add_argument("--overwrite-grids", nargs="+", default=["1", "4", "2x2"])
+    ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default="results")
     args = ap.parse_args(argv)
     simulate_cpu_devices(8)
@@ -200,7 +281,17 @@ def main(argv=None) -> None:
     text = "\n\n".join(doc(rows, auto))
     print(text)
     write_results(rows, text, args.out, "memory", info)
-    report(args.out, args.out)                      # the table with its caption
+    if args.overwrite_n:
+        timed = []
+        for case in ("c2c", "dct"):
+            for grid in parse_grids(args.overwrite_grids):
+                print(f"  overwrite_x: {case} {args.overwrite_n}³ {_grid_name(grid)} ...",
+                      flush=True)
+                timed += time_overwrite(case, args.overwrite_n, grid, args.repeats)
+        text = overwrite_table(timed)
+        print(text)
+        write_results(timed, text, args.out, "memory_overwrite", info)
+    report(args.out, args.out)                      # the tables with their captions
 
 
 if __name__ == "__main__":

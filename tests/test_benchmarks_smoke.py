@@ -999,3 +999,21 @@ def test_rendering_is_apart_from_running():
         assert text.count("\n") <= 500, name
         if name in ("suite", "model", "cost_model", "per_device"):
             assert "def report(" not in text and "savefig" not in text, name
+
+
+def test_memory_benchmark_overwrite_x_tiny(tmp_path):
+    """`python -m benchmarks memory --overwrite-n`: ``overwrite_x`` against the default
+    on one device, both inputs; donated, the overwriting plan holds one block (its
+    input's buffer is its output's) where the default holds two; the table renders."""
+    _run_benchmark("memory", "--n", "16", "--grids", "1", "--cases", "c2c", "--engines",
+                   "native", "--floor", "--overwrite-n", "16", "--overwrite-grids", "1",
+                   "--repeats", "1", out=tmp_path, name="memory")
+    with open(tmp_path / "memory_overwrite.csv", newline="") as f:
+        rows = {(r["case"], r["overwrite_x"], r["input"]): r for r in csv.DictReader(f)}
+    assert len(rows) == 8
+    for case in ("c2c", "dct"):
+        assert float(rows[case, "False", "donated"]["blocks"]) == pytest.approx(2.0, abs=0.01)
+        assert float(rows[case, "True", "donated"]["blocks"]) == pytest.approx(1.0, abs=0.01)
+        assert float(rows[case, "True", "kept"]["blocks"]) == pytest.approx(2.0, abs=0.01)
+        assert all(float(r["ms"]) > 0 for r in rows.values())
+    assert "overwrite_x, donated: blocks" in (tmp_path / "memory_overwrite.md").read_text()
