@@ -56,7 +56,8 @@ class Problem:
         scipy's ``orthogonalize`` (``None`` without kinds, where it means nothing).
     engine
         The local FFT engine's name, lower case (``None`` given: ``$PFFT_ENGINE``'s,
-        read when the problem is made), or on MPI an engine module.
+        read when the problem is made), or on MPI an engine object
+        (:class:`pfft.interfaces.Engine`).
     fuse_exchanges
         ``"auto"``, ``True`` or ``False`` (:func:`pfft.plan`).
     overwrite_x

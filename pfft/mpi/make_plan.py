@@ -73,7 +73,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         from ``plan.local_in_slices``.
     engine
         Local FFT engine: ``"auto"`` (default), ``"native"``, ``"xla"``, ``"cufft"`` (as for
-        :func:`pfft.plan`), or an engine module.
+        :func:`pfft.plan`), or an engine object (:class:`pfft.interfaces.Engine`).
     fuse_exchanges
         As for :func:`pfft.plan`; MPI exchanges are ``MPI_Alltoall``, never pieces, so
         it changes nothing here but the cache key.

@@ -115,7 +115,7 @@ class MPIPlan(PlanCore):
     def __init__(self, problem: Problem, grid: ProcessGrid):
         self.grid = grid
         self.mesh_shape = grid.mesh_shape
-        # a name ("auto", "native", "xla") or an engine module
+        # a name ("auto", "native", "xla") or an engine object
         bound = (engine_for_plan(problem.engine, jax.local_devices()[:1], problem.fuse_exchanges)
                  if isinstance(problem.engine, str) else problem.engine)
         super().__init__(problem, engine=bound, transport=grid.transport,
