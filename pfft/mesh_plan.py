@@ -11,8 +11,8 @@ import functools
 import math
 import warnings
 import weakref
-from dataclasses import replace
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +40,92 @@ __all__ = ["Plan", "get_plan", "clear_plan_cache", "plan_cache_info", "set_plan_
 class ReplicationWarning(UserWarning):
     """A plan leaves devices repeating each other's work: no axis of the array can be
     split evenly over some mesh axis (sizes too small or indivisible)."""
+
+
+@dataclass(frozen=True)
+class MeshPlacement:
+    """Where a mesh plan's blocks live (:class:`pfft.plan_core.Placement`): JAX arrays
+    split evenly over ``mesh`` (its axes ``mesh_shape``), each device's block
+    transformed inside ``shard_map``; without a mesh, or with no axis distributed,
+    one device's whole array."""
+
+    mesh: Any
+    mesh_shape: tuple
+
+    even_blocks = True          # JAX splits arrays evenly: uneven axes are padded
+
+    @property
+    def distributed(self) -> bool:
+        return self.mesh is not None and bool(self.mesh_shape)
+
+    def bound(self, core: PlanCore) -> "MeshPlacement":
+        return self
+
+    def place(self, core: PlanCore, x, variant: Variant):
+        """A concrete input put where ``variant``'s chain takes it."""
+        if self.distributed:
+            warn_if_differentiated_outside_mesh(x)
+        if self.distributed and not is_tracer(x):
+            x = place(x, core._chain(variant).in_layout.sharding(self.mesh))
+        return x
+
+    def abstract_input(self, core: PlanCore, variant: Variant) -> jax.ShapeDtypeStruct:
+        chain = core._chain(variant)
+        return jax.ShapeDtypeStruct(chain.in_layout.padded_shape,
+                                    core._dtype_at(chain, first=True),
+                                    sharding=chain.in_layout.sharding(self.mesh)
+                                    if self.distributed else None)
+
+    def entry(self, core: PlanCore, variant: Variant) -> Callable:
+        """The traced function behind :meth:`Plan.forward` and friends: check, cast,
+        place, apply."""
+        chain = core._chain(variant)
+        want = core._dtype_at(chain, first=True)
+
+        def local(block):
+            return core._apply(block, variant)
+
+        def run(x):
+            core.trace_count += 1
+            if tuple(x.shape) != chain.in_layout.padded_shape:
+                raise ValueError(f"plan for input shape {chain.in_layout.padded_shape} called on an "
+                                 f"array of shape {tuple(x.shape)}")
+            check_cast(x.dtype, want, "plan")
+            x = x.astype(want)
+            if not self.distributed:                     # one device: a plain local FFT
+                return local(x)
+            if x.size == 0:
+                # an empty batch: nothing to transform, and JAX cannot read back a
+                # zero-size array sharded over the mesh (its blocks come out whole)
+                return jnp.zeros(chain.out_layout.padded_shape,
+                                 core._dtype_at(chain, first=False))
+            x = place(x, chain.in_layout.sharding(self.mesh))
+            return jax.shard_map(local, mesh=self.mesh, in_specs=chain.in_layout.spec,
+                                 out_specs=chain.out_layout.spec)(x)
+        return run
+
+    def output_values(self, core: PlanCore, axis: int, values: np.ndarray) -> jax.Array:
+        """``values`` along ``axis`` of the output (size one elsewhere), sharded as
+        the output is along it."""
+        shape = [1] * len(core.shape)
+        shape[axis] = values.size
+        values = values.reshape(shape)
+        if not self.distributed:
+            return jnp.asarray(values)
+        split = [None] * len(shape)
+        split[axis] = core.chain.out_layout.split[axis]
+        return place(values, NamedSharding(self.mesh, PartitionSpec(*split)))
+
+    def on_output(self, core: PlanCore, fn, args) -> jax.Array:
+        """``fn(*args)`` broadcast over the whole output, sharded as it is."""
+        out_sharding = (None if self.mesh is None
+                        else core.chain.out_layout.sharding(self.mesh))
+        out_shape = core.chain.out_layout.padded_shape
+
+        @functools.partial(jax.jit, out_shardings=out_sharding)
+        def whole(*args):
+            return fn(*args) * jnp.ones(out_shape, core.real_dtype)
+        return whole(*args)
 
 
 class Plan(PlanCore):
@@ -89,7 +175,7 @@ class Plan(PlanCore):
         self.mesh = mesh
         self.mesh_shape = problem.in_layout.mesh_shape
         devices = _devices_of(mesh)
-        super().__init__(problem,
+        super().__init__(problem, placement=MeshPlacement(mesh, self.mesh_shape),
                          engine=engine_for_plan(problem.engine, devices, problem.fuse_exchanges),
                          transport=xla_transport,
                          mesh_axes=frozenset(m for m, _ in self.mesh_shape))
@@ -99,10 +185,6 @@ class Plan(PlanCore):
         self.out_sharding = None if mesh is None else self.chain.out_layout.sharding(mesh)
         self._collectives: dict[bool, dict[str, int]] = {}
         _warn_if_replicated(self)
-
-    @property
-    def _distributed(self) -> bool:
-        return self.mesh is not None and bool(self.mesh_shape)
 
     # -- execution -------------------------------------------------------------------
     def forward(self, x):
@@ -116,66 +198,6 @@ class Plan(PlanCore):
             return super().run(x, variant)
 
     run.__doc__ = PlanCore.run.__doc__
-
-    def _place(self, x, variant: Variant):
-        if self._distributed:
-            warn_if_differentiated_outside_mesh(x)
-        if self._distributed and not is_tracer(x):
-            x = place(x, self._chain(variant).in_layout.sharding(self.mesh))
-        return x
-
-    def _abstract_input(self, variant: Variant) -> jax.ShapeDtypeStruct:
-        chain = self._chain(variant)
-        return jax.ShapeDtypeStruct(chain.in_layout.padded_shape,
-                                    self._dtype_at(chain, first=True),
-                                    sharding=chain.in_layout.sharding(self.mesh)
-                                    if self._distributed else None)
-
-    def _entry(self, variant: Variant) -> Callable:
-        """The traced function behind :meth:`forward` and friends: check, cast, place, apply."""
-        chain = self._chain(variant)
-        want = self._dtype_at(chain, first=True)
-
-        def local(block):
-            return self._apply(block, variant)
-
-        def run(x):
-            self.trace_count += 1
-            if tuple(x.shape) != chain.in_layout.padded_shape:
-                raise ValueError(f"plan for input shape {chain.in_layout.padded_shape} called on an "
-                                 f"array of shape {tuple(x.shape)}")
-            check_cast(x.dtype, want, "plan")
-            x = x.astype(want)
-            if not self._distributed:                    # one device: a plain local FFT
-                return local(x)
-            if x.size == 0:
-                # an empty batch: nothing to transform, and JAX cannot read back a
-                # zero-size array sharded over the mesh (its blocks come out whole)
-                return jnp.zeros(chain.out_layout.padded_shape,
-                                 self._dtype_at(chain, first=False))
-            x = place(x, chain.in_layout.sharding(self.mesh))
-            return jax.shard_map(local, mesh=self.mesh, in_specs=chain.in_layout.spec,
-                                 out_specs=chain.out_layout.spec)(x)
-        return run
-
-    # -- wavenumbers -------------------------------------------------------------------
-    def _output_values(self, axis: int, values: np.ndarray) -> jax.Array:
-        """``values`` along ``axis`` of the output (size one elsewhere), sharded as
-        the output is along it."""
-        shape = [1] * len(self.shape)
-        shape[axis] = values.size
-        values = values.reshape(shape)
-        if not self._distributed:
-            return jnp.asarray(values)
-        split = [None] * len(shape)
-        split[axis] = self.chain.out_layout.split[axis]
-        return place(values, NamedSharding(self.mesh, PartitionSpec(*split)))
-
-    def _on_output(self, fn, args) -> jax.Array:
-        @functools.partial(jax.jit, out_shardings=self.out_sharding)
-        def whole(*args):
-            return fn(*args) * jnp.ones(self.out_shape, self.real_dtype)
-        return whole(*args)
 
     def collectives(self, *, reverse: bool = False) -> dict[str, int]:
         """The collectives :meth:`forward` (``reverse``: :meth:`backward`) compiles to.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from .memory import PlanMemory, measure
 from .problem import Problem
 from .program import Program, resolve
 
-__all__ = ["PlanCore", "PlanCache", "Transform", "layout_of_spec", "boundary_dtype",
+__all__ = ["PlanCore", "PlanCache", "Placement", "Transform", "layout_of_spec", "boundary_dtype",
            "r2r_frequencies"]
 
 
@@ -61,6 +61,48 @@ def boundary_dtype(chain: Chain, dtype: np.dtype, *, first: bool) -> np.dtype:
     if real is None or real.to_complex != first:
         return np.dtype(dtype)
     return np.dtype(np.finfo(dtype).dtype)
+
+
+class Placement(Protocol):
+    """Where a plan's blocks live: what a plan on a mesh (:class:`pfft.mesh_plan.
+    MeshPlacement`) and one on MPI ranks (:class:`pfft.mpi.rank_plan.RankPlacement`)
+    do differently, as one object the plan core holds.
+
+    Attributes
+    ----------
+    even_blocks
+        Whether the arrays handed over are split evenly (JAX arrays: a chain ends
+        in an even output); MPI ranks take balanced blocks.
+
+    Methods
+    -------
+    bound(core)
+        The placement for the plan ``core`` (its chain made): what it derives from
+        the chain, such as a rank's blocks.
+    entry(core, variant)
+        The traced function of ``variant``: check, cast, place, ``core._apply``.
+    place(core, x, variant)
+        A concrete input put where ``entry``'s function takes it.
+    abstract_input(core, variant)
+        A ``jax.ShapeDtypeStruct`` of what ``entry``'s function takes.
+    output_values(core, axis, values), on_output(core, fn, args)
+        One axis's values held as the output is; ``fn`` of such values on the whole
+        output (the wavenumbers and ``k2``).
+    """
+
+    even_blocks: bool
+
+    def bound(self, core: "PlanCore") -> "Placement": ...
+
+    def entry(self, core: "PlanCore", variant: Variant) -> Callable: ...
+
+    def place(self, core: "PlanCore", x, variant: Variant): ...
+
+    def abstract_input(self, core: "PlanCore", variant: Variant): ...
+
+    def output_values(self, core: "PlanCore", axis: int, values: np.ndarray): ...
+
+    def on_output(self, core: "PlanCore", fn, args): ...
 
 
 @dataclass(frozen=True)
@@ -206,18 +248,17 @@ class PlanCore:
         How often :meth:`forward`/:meth:`backward` were traced (a loop should not
         retrace).
 
-    Subclasses set ``EVEN_BLOCKS`` (the arrays the transport hands over must be
-    split evenly: JAX arrays) and implement :meth:`_entry` (the traced function of a
-    variant), :meth:`_place` (put a concrete input where :meth:`_entry` wants it),
-    :meth:`_output_values` (one axis's values held as the output is),
-    :meth:`_on_output` (a function of such values on the whole output) and
-    ``__repr__`` (from :meth:`_headline` and :meth:`_stage_lines`).
+    placement
+        Where the blocks live (:class:`Placement`): what differs between a plan on a
+        mesh and one on MPI ranks, bound to this plan.
+
+    A transport's plan (:class:`pfft.mesh_plan.Plan`, :class:`pfft.mpi.MPIPlan`)
+    gives its placement and adds its own attributes and ``__repr__`` (from
+    :meth:`_headline` and :meth:`_stage_lines`).
     """
 
-    EVEN_BLOCKS = True
-
-    def __init__(self, problem: Problem, *, engine, transport, mesh_axes=frozenset(),
-                 effects=frozenset()):
+    def __init__(self, problem: Problem, *, placement: "Placement", engine, transport,
+                 mesh_axes=frozenset(), effects=frozenset()):
         if problem.in_layout is None:
             raise ValueError("a plan is made from a problem with its input layout")
         self.problem = problem
@@ -240,7 +281,8 @@ class PlanCore:
         self.chain: Chain = build_chain(
             problem.in_layout, chain_axes, kind=self.kind, n=problem.n,
             dealiased=self.dealiased or None,
-            even_output=self.EVEN_BLOCKS and (self.spectrum == "numpy" or self.kind == "c2r"),
+            even_output=placement.even_blocks and (self.spectrum == "numpy"
+                                                   or self.kind == "c2r"),
             r2r=tuple(self.r2r.items()))
         lengths = {a: self.shape[a] for a in self.axes if a not in self.r2r}
         real = self.chain.real_stage
@@ -259,6 +301,7 @@ class PlanCore:
         self.trace_count = 0
         self._jitted: dict[Variant, Callable] = {}
         self._memory: PlanMemory | None = None
+        self.placement = placement.bound(self)
 
     @property
     def is_real(self) -> bool:
@@ -314,14 +357,16 @@ class PlanCore:
         return apply(block, self.transform, variant)
 
     def _place(self, x, variant: Variant):
-        return x
+        return self.placement.place(self, x, variant)
 
-    def _entry(self, variant: Variant) -> Callable:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _entry(self, variant: Variant) -> Callable:
+        """The traced function of ``variant``: the placement's check, cast and
+        placing around :meth:`_apply`."""
+        return self.placement.entry(self, variant)
 
-    def _abstract_input(self, variant: Variant):  # pragma: no cover - abstract
+    def _abstract_input(self, variant: Variant):
         """A ``jax.ShapeDtypeStruct`` of what :meth:`_entry`'s function takes."""
-        raise NotImplementedError
+        return self.placement.abstract_input(self, variant)
 
     def memory(self) -> "PlanMemory":
         """What :meth:`forward` and :meth:`backward` hold on one device, from their
@@ -400,16 +445,13 @@ class PlanCore:
         (``jax.distributed``) the arrays are global, and ``jit`` refuses to close over
         arrays that other processes hold part of.
         """
-        return tuple(self._output_values(a, values)
+        return tuple(self.placement.output_values(self, a, values)
                      for a, values in self._frequencies(d, angular))
-
-    def _output_values(self, axis: int, values: np.ndarray):  # pragma: no cover - abstract
-        raise NotImplementedError
 
     def k2(self, d: float = 1.0, *, angular: bool = False):
         """``|k|^2`` on :meth:`forward`'s output grid, held like the output."""
-        return self._on_output(
-            lambda *ks: functools.reduce(lambda s, k: s + k * k, ks[1:], ks[0] * ks[0]),
+        return self.placement.on_output(
+            self, lambda *ks: functools.reduce(lambda s, k: s + k * k, ks[1:], ks[0] * ks[0]),
             self.wavenumbers(d, angular=angular))
 
     def kabs(self, d: float = 1.0, *, angular: bool = False):
@@ -417,9 +459,6 @@ class PlanCore:
         import jax.numpy as jnp
 
         return jnp.sqrt(self.k2(d, angular=angular))
-
-    def _on_output(self, fn, args):  # pragma: no cover - abstract
-        raise NotImplementedError
 
     # -- description -----------------------------------------------------------------
     def _stage_lines(self) -> list[str]:

@@ -11,7 +11,7 @@ autodiff sees plain pads and slices).
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import jax
@@ -67,6 +67,80 @@ def _extent(slices) -> tuple[int, ...]:
     return tuple(s.stop - s.start for s in slices)
 
 
+@dataclass(frozen=True)
+class RankPlacement:
+    """Where an MPI plan's blocks live (:class:`pfft.plan_core.Placement`): this rank's
+    balanced block of each array of ``grid`` (uneven blocks are fine: no all-to-all
+    needs them even), padded to the chain's block inside, cropped after. Bound to a
+    plan (:meth:`bound`), it holds the rank's block of the input and the output, in
+    global index terms (``in_slices``, ``out_slices``) and their shapes."""
+
+    grid: ProcessGrid
+    in_slices: tuple = ()
+    out_slices: tuple = ()
+    in_shape: tuple = ()
+    out_shape: tuple = ()
+
+    even_blocks = False
+
+    def bound(self, core: PlanCore) -> "RankPlacement":
+        out = core.chain.out_layout
+        coords = {**self.grid.coords, **self.grid.transport.coords}
+        in_slices = _block_slices(core.chain.in_layout, coords)
+        out_slices = _block_slices(out, coords)
+        out_shape = out.local_shape if core.spectrum == "padded" else _extent(out_slices)
+        return replace(self, in_slices=in_slices, out_slices=out_slices,
+                       in_shape=_extent(in_slices), out_shape=out_shape)
+
+    def place(self, core: PlanCore, x, variant: Variant):
+        return x
+
+    def abstract_input(self, core: PlanCore, variant: Variant) -> jax.ShapeDtypeStruct:
+        shape = self.out_shape if variant.reverse else self.in_shape
+        return jax.ShapeDtypeStruct(shape, core._dtype_at(core._chain(variant), first=True))
+
+    def entry(self, core: PlanCore, variant: Variant) -> Callable:
+        """The traced function: check, cast, pad to the chain's block, apply, crop.
+
+        Collective: every rank of the grid must call the plan's :meth:`forward` and
+        :meth:`backward` in the same order as its other MPI operations.
+        """
+        chain = core._chain(variant)
+        true_in, true_out = ((self.out_shape, self.in_shape) if variant.reverse
+                             else (self.in_shape, self.out_shape))
+        want = core._dtype_at(chain, first=True)
+        block = chain.in_layout.local_shape
+
+        def run(x):
+            core.trace_count += 1
+            x = jnp.asarray(x)
+            if tuple(x.shape) != true_in:
+                raise ValueError(f"MPI plan on rank {self.grid.rank} expects a block of shape "
+                                 f"{true_in}, got {tuple(x.shape)}")
+            check_cast(x.dtype, want, "MPI plan")
+            x = x.astype(want)
+            if tuple(x.shape) != block:
+                x = jnp.pad(x, [(0, b - n) for n, b in zip(x.shape, block)])
+            y = core._apply(x, variant)
+            if tuple(y.shape) != true_out:
+                y = y[tuple(slice(0, n) for n in true_out)]
+            return y
+        return run
+
+    def output_values(self, core: PlanCore, axis: int, values: np.ndarray) -> jax.Array:
+        """This rank's part of ``values`` along ``axis`` of the output (size one
+        elsewhere), padded as the output block is."""
+        part = values[self.out_slices[axis]]
+        part = np.pad(part, (0, self.out_shape[axis] - part.size))
+        shape = [1] * len(core.shape)
+        shape[axis] = part.size
+        return jnp.asarray(part.reshape(shape))
+
+    def on_output(self, core: PlanCore, fn, args) -> jax.Array:
+        """``fn(*args)`` broadcast over this rank's output block."""
+        return jax.jit(fn)(*args) * jnp.ones(self.out_shape, core.real_dtype)
+
+
 class MPIPlan(PlanCore):
     """A distributed FFT over MPI ranks: one rank's block in, its block out.
 
@@ -110,27 +184,33 @@ class MPIPlan(PlanCore):
     >>> k = jax.jit(plan.forward)(x)     # == numpy.fft.fftn(x_global)[plan.local_out_slices]
     """
 
-    EVEN_BLOCKS = False      # uneven blocks are fine for MPI ranks: no all-to-all to even up
-
     def __init__(self, problem: Problem, grid: ProcessGrid):
         self.grid = grid
         self.mesh_shape = grid.mesh_shape
         # a name ("auto", "native", "xla") or an engine object
         bound = (engine_for_plan(problem.engine, jax.local_devices()[:1], problem.fuse_exchanges)
                  if isinstance(problem.engine, str) else problem.engine)
-        super().__init__(problem, engine=bound, transport=grid.transport,
-                         effects=grid.transport.effects())
+        super().__init__(problem, placement=RankPlacement(grid), engine=bound,
+                         transport=grid.transport, effects=grid.transport.effects())
         out = self.chain.out_layout
-        padded = self.spectrum == "padded"
         self.in_shape = self.chain.in_layout.shape
-        self.out_shape = out.padded_shape if padded else out.shape
-        # a rank's place along each mesh axis, and along each group of them
-        coords = {**grid.coords, **grid.transport.coords}
-        self.local_in_slices = _block_slices(self.chain.in_layout, coords)
-        self.local_out_slices = _block_slices(out, coords)
-        self.local_in_shape = _extent(self.local_in_slices)
-        self.local_out_shape = (out.local_shape if padded
-                                else _extent(self.local_out_slices))
+        self.out_shape = out.padded_shape if self.spectrum == "padded" else out.shape
+
+    @property
+    def local_in_slices(self) -> tuple[slice, ...]:
+        return self.placement.in_slices
+
+    @property
+    def local_out_slices(self) -> tuple[slice, ...]:
+        return self.placement.out_slices
+
+    @property
+    def local_in_shape(self) -> tuple[int, ...]:
+        return self.placement.in_shape
+
+    @property
+    def local_out_shape(self) -> tuple[int, ...]:
+        return self.placement.out_shape
 
     # -- execution -------------------------------------------------------------------
     def zeros_input(self) -> jax.Array:
@@ -140,51 +220,6 @@ class MPIPlan(PlanCore):
     def zeros_output(self) -> jax.Array:
         """Zeros shaped and typed as this rank's output block (:meth:`backward`'s input)."""
         return jnp.zeros(self.local_out_shape, self.out_dtype)
-
-    def _abstract_input(self, variant: Variant) -> jax.ShapeDtypeStruct:
-        shape = self.local_out_shape if variant.reverse else self.local_in_shape
-        return jax.ShapeDtypeStruct(shape, self._dtype_at(self._chain(variant), first=True))
-
-    def _entry(self, variant: Variant) -> Callable:
-        """The traced function: check, cast, pad to the chain's block, apply, crop.
-
-        Collective: every rank of the grid must call :meth:`forward` and
-        :meth:`backward` in the same order as its other MPI operations.
-        """
-        chain = self._chain(variant)
-        true_in, true_out = ((self.local_out_shape, self.local_in_shape) if variant.reverse
-                             else (self.local_in_shape, self.local_out_shape))
-        want = self._dtype_at(chain, first=True)
-        block = chain.in_layout.local_shape
-
-        def run(x):
-            self.trace_count += 1
-            x = jnp.asarray(x)
-            if tuple(x.shape) != true_in:
-                raise ValueError(f"MPI plan on rank {self.grid.rank} expects a block of shape "
-                                 f"{true_in}, got {tuple(x.shape)}")
-            check_cast(x.dtype, want, "MPI plan")
-            x = x.astype(want)
-            if tuple(x.shape) != block:
-                x = jnp.pad(x, [(0, b - n) for n, b in zip(x.shape, block)])
-            y = self._apply(x, variant)
-            if tuple(y.shape) != true_out:
-                y = y[tuple(slice(0, n) for n in true_out)]
-            return y
-        return run
-
-    # -- wavenumbers -------------------------------------------------------------------
-    def _output_values(self, axis: int, values: np.ndarray) -> jax.Array:
-        """This rank's part of ``values`` along ``axis`` of the output (size one
-        elsewhere), padded as the output block is."""
-        part = values[self.local_out_slices[axis]]
-        part = np.pad(part, (0, self.local_out_shape[axis] - part.size))
-        shape = [1] * len(self.shape)
-        shape[axis] = part.size
-        return jnp.asarray(part.reshape(shape))
-
-    def _on_output(self, fn, args) -> jax.Array:
-        return jax.jit(fn)(*args) * jnp.ones(self.local_out_shape, self.real_dtype)
 
     # -- description -----------------------------------------------------------------
     def __repr__(self) -> str:
