@@ -17,7 +17,7 @@ from .r2r import dctn, dstn, idctn, idstn
 from .tuning import tune
 from .wisdom import forget_wisdom, load_wisdom, save_wisdom
 from .toolkit import (fftfreq, fftshift, from_host, halo_exchange, halo_reduce, ifftshift,
-                      rfftfreq, spectral, to_host)
+                      r2rfreq, rfftfreq, spectral, to_host)
 
 __version__ = "0.1.0"
 
@@ -27,5 +27,5 @@ __all__ = ["fftn", "ifftn", "rfftn", "irfftn", "fft", "ifft", "rfft", "irfft", "
            "make_mesh", "dims_create", "plan", "Plan", "ReplicationWarning",
            "Layout", "plan_cache_info", "set_plan_cache_size", "clear_plan_cache",
            "tune", "save_wisdom", "load_wisdom", "forget_wisdom",
-           "fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "spectral", "show_config",
+           "fftfreq", "rfftfreq", "r2rfreq", "halo_exchange", "halo_reduce", "spectral", "show_config",
            "from_host", "to_host"]

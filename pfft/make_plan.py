@@ -111,7 +111,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         :meth:`Plan.backward` its inverse (scipy's ``idct``/``idst``); a plan whose
         axes are all real-to-real maps real arrays to real arrays (complex ones
         part by part). ``wavenumbers()`` gives each axis its own (Fourier, cosine or
-        sine modes: :func:`pfft.plan_core.r2r_frequencies`). See ``docs/r2r.md``.
+        sine modes: :func:`pfft.r2rfreq`). See ``docs/r2r.md``.
     orthogonalize
         scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==
         "ortho"``).

@@ -22,6 +22,7 @@ from .arguments import R2R_KINDS, norm_scale
 from .autodiff import BACKWARD, FORWARD, Variant, apply
 from .engines.r2r import scipy_op
 from .executor import run_program
+from .frequencies import axis_frequencies
 from .layout import Layout, layout_from_spec
 from .chain_search import Chain, build_chain
 from .lru import LRUCache
@@ -29,8 +30,7 @@ from .memory import PlanMemory, measure
 from .problem import Problem
 from .program import Program, resolve
 
-__all__ = ["PlanCore", "PlanCache", "Placement", "Transform", "layout_of_spec", "boundary_dtype",
-           "r2r_frequencies"]
+__all__ = ["PlanCore", "PlanCache", "Placement", "Transform", "layout_of_spec", "boundary_dtype"]
 
 
 def layout_of_spec(shape, spec, mesh_shape, axis_names, where: str, *,
@@ -403,12 +403,9 @@ class PlanCore:
         for a in sorted(self.axes):
             step = float(spacing[self.axes.index(a)])
             n = self.spectral_shape[a]
-            if a in self.r2r:
-                freq = r2r_frequencies(self.r2r[a].kind, n, step)
-            elif real and a == real.axis:
-                freq = np.fft.rfftfreq(n, step)
-            else:
-                freq = np.fft.fftfreq(n, step)
+            kind = (self.r2r[a].kind if a in self.r2r
+                    else "rfft" if real and a == real.axis else "fft")
+            freq = axis_frequencies(kind, n, step)
             if angular:
                 freq = 2 * np.pi * freq
             values = np.zeros(out.padded_shape[a], dtype=self.real_dtype)
@@ -435,7 +432,7 @@ class PlanCore:
             length along that axis (this rank's block of it, on MPI) and size one
             elsewhere, held like the output along it: ``numpy.fft.fftfreq`` values
             (``rfftfreq`` on the halved axis of a real plan; on a real-to-real axis
-            the wavenumber of each cosine or sine mode, :func:`r2r_frequencies`).
+            the wavenumber of each cosine or sine mode, :func:`pfft.r2rfreq`).
             Padding positions of a ``spectrum="padded"`` plan hold 0.
 
         Notes
@@ -499,37 +496,3 @@ class PlanCache(LRUCache):
         """The plan cached for ``problem`` on ``place`` (the key: the two side by
         side), made by ``make(problem, place)`` on a miss."""
         return self.get_or_make((problem, place), lambda: make(problem, place))
-
-
-def r2r_frequencies(kind: str, n: int, d: float = 1.0) -> np.ndarray:
-    """The frequency (cycles per unit, as ``numpy.fft.fftfreq``; times ``2 pi`` the
-    angular wavenumber ``k``) of each output mode of a real-to-real transform
-    ``kind`` on ``n`` samples of spacing ``d``, ``m = 0 .. n-1``.
-
-    Mode ``m`` is ``cos(k x)`` or ``sin(k x)`` on the samples' grid, the walls at
-    ``x = 0`` and ``x = L``:
-
-    ====== ========================= ================ ================================
-    kind   samples ``x_j``           ``L``            ``k``
-    ====== ========================= ================ ================================
-    dct1   ``j d`` (walls included)  ``(n - 1) d``    ``pi m / L``
-    dct2   ``(j + 1/2) d``           ``n d``          ``pi m / L``
-    dct3   ``j d``                   ``n d``          ``pi (m + 1/2) / L``
-    dct4   ``(j + 1/2) d``           ``n d``          ``pi (m + 1/2) / L``
-    dst1   ``(j + 1) d`` (interior)  ``(n + 1) d``    ``pi (m + 1) / L``
-    dst2   ``(j + 1/2) d``           ``n d``          ``pi (m + 1) / L``
-    dst3   ``(j + 1) d``             ``n d``          ``pi (m + 1/2) / L``
-    dst4   ``(j + 1/2) d``           ``n d``          ``pi (m + 1/2) / L``
-    ====== ========================= ================ ================================
-    """
-    family, t = kind[:3], int(kind[3])
-    m = np.arange(n, dtype=float)
-    if t == 1:
-        length = (n - 1) * d if family == "dct" else (n + 1) * d
-        shift = 0.0 if family == "dct" else 1.0
-    else:
-        length = n * d
-        shift = {2: 0.0 if family == "dct" else 1.0, 3: 0.5, 4: 0.5}[t]
-    if length == 0:                    # one point of a DCT-I is refused earlier
-        return np.zeros(n)
-    return (m + shift) / (2 * length)

@@ -292,7 +292,7 @@ def test_wavenumbers_per_axis_kind():
     plan = pfft.plan((n,), np.float64, kinds=("dct2",))
     assert np.allclose(np.ravel(plan.wavenumbers(d=2.0)[0]), np.arange(n) / (2 * n * 2.0))
     for kind in KINDS:                    # mode m is the kernel's: scipy's matrix rows
-        m = pfft.plan_core.r2r_frequencies(kind, 5, 1.0)
+        m = np.asarray(pfft.r2rfreq(kind, 5, 1.0))
         assert m.shape == (5,) and np.all(np.diff(m) > 0)
 
 

@@ -83,7 +83,7 @@ def plan(shape, dtype, grid: ProcessGrid, *, axes=None, norm: str = "backward",
         ``"dct4"``, ``"dst1"`` ... ``"dst4"`` (scipy's, with ``norm``). Each
         real-to-real axis is transformed where it is whole, so the zero padding of
         uneven blocks never enters it. ``wavenumbers()`` gives this rank's block of
-        each axis's own values (:func:`pfft.plan_core.r2r_frequencies` on a DCT/DST axis).
+        each axis's own values (:func:`pfft.r2rfreq` on a DCT/DST axis).
         Not with ``tune`` yet.
     orthogonalize
         scipy's ``orthogonalize`` for the real-to-real axes (default: ``norm ==

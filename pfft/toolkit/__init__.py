@@ -9,10 +9,10 @@ array its neighbours' edges (and add them back, the exact adjoint);
 processes.
 """
 from . import spectral
-from .freq import fftfreq, rfftfreq
+from .freq import fftfreq, r2rfreq, rfftfreq
 from .halo import halo_exchange, halo_reduce
 from .hosts import from_host, to_host
 from .shift import fftshift, ifftshift
 
-__all__ = ["fftfreq", "rfftfreq", "halo_exchange", "halo_reduce", "fftshift", "ifftshift",
+__all__ = ["fftfreq", "rfftfreq", "r2rfreq", "halo_exchange", "halo_reduce", "fftshift", "ifftshift",
            "spectral", "from_host", "to_host"]

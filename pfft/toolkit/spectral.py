@@ -31,6 +31,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..api import device_put, fftn, ifftn, irfftn, rfftn
+from ..frequencies import axis_frequencies
 from ..blocks import Blocks, blocks_of
 from ..grid import mesh_shape_of
 from ..layout import default_layout
@@ -75,7 +76,7 @@ def _frequencies(n: int, d: float, zero_nyquist: bool = False, half: bool = Fals
     ``zero_nyquist`` sets the Nyquist wavenumber of an even axis to 0, as odd
     derivatives need (it sits at index ``n // 2`` in both orders).
     """
-    k = 2 * np.pi * (np.fft.rfftfreq(n, d) if half else np.fft.fftfreq(n, d))
+    k = 2 * np.pi * axis_frequencies("rfft" if half else "fft", n, d)
     if zero_nyquist and n % 2 == 0:
         k[n // 2] = 0
     return k

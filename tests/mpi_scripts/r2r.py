@@ -10,7 +10,7 @@ Usage: ``mpirun -n N python r2r.py``. On every rank, in float64:
 - mixed ``("fft", "rfft", "dst1")`` plans (and one with a padded spectrum) forward
   and backward against numpy and scipy axis by axis;
 - the per-kind wavenumbers of this rank's output block against
-  :func:`pfft.plan_core.r2r_frequencies` (``fftfreq``, ``rfftfreq`` on the others), and
+  :func:`pfft.r2rfreq` (``fftfreq``, ``rfftfreq`` on the others), and
   ``k2`` from them;
 - the gradient of a weighted sum of squares of a mixed and of an all-r2r plan's
   forward against ``pfft.plan`` on this rank's one device (the whole array).
@@ -24,7 +24,7 @@ import scipy.fft as sf  # noqa: E402
 
 import pfft  # noqa: E402
 import pfft.mpi  # noqa: E402
-from pfft.plan_core import r2r_frequencies  # noqa: E402
+from pfft.frequencies import r2r_frequencies  # noqa: E402
 
 # measured on the development box: <= 1.1e-15 (transforms), <= 6e-16 (gradients)
 TOL = 1e-13
