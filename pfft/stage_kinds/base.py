@@ -8,13 +8,40 @@ immutable value: what it runs (``run(data, transport)``, in
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from .. import executor
 
 __all__ = ["Walk", "At", "Reorder", "Rescale", "factor_text", "order_for", "engine_for",
-           "take_for"]
+           "take_for", "Movement", "OnAxes", "OnOneAxis"]
+
+
+class Movement:
+    """Rules a stage that moves or cuts data and transforms none shares: no factor of
+    its own, and no exchange orders the block for it."""
+
+    local_transform: ClassVar[bool] = False
+
+    def natural_scale(self, shape, inverse: bool, engine) -> float:
+        """1: it moves data only."""
+        return 1.0
+
+
+class OnAxes:
+    """The batched form of a stage over ``axes``: each moves one on."""
+
+    def batched(self):
+        """The same stage on a batch stacked in a new axis 0."""
+        return replace(self, axes=tuple(a + 1 for a in self.axes))
+
+
+class OnOneAxis:
+    """The batched form of a stage along one ``axis``: it moves one on."""
+
+    def batched(self):
+        """The same stage on a batch stacked in a new axis 0."""
+        return replace(self, axis=self.axis + 1)
 
 
 def factor_text(scale: float) -> str:

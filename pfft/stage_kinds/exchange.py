@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
 
 from .. import executor
 from ..layout import Layout, Split, names_of
-from .base import At, Walk, factor_text, order_for
+from .base import At, Movement, OnOneAxis, Walk, factor_text, order_for
 
 __all__ = ["Exchange", "Gather", "Scatter", "AllToAll", "AllGather", "Slice"]
 
@@ -18,7 +17,7 @@ def _names(mesh_axis: Split) -> str:
 
 
 @dataclass(frozen=True)
-class Exchange:
+class Exchange(Movement):
     """All-to-all over ``mesh_axis``: ``gather`` loses it, ``scatter`` gains it.
 
     ``mesh_axis`` is one mesh axis name or a tuple of them (a group, as in
@@ -35,8 +34,6 @@ class Exchange:
     scatter: int
     gather_keep: int = 1
     scatter_had: int = 1
-
-    local_transform: ClassVar[bool] = False
 
     def inverse(self) -> "Exchange":
         return Exchange(self.mesh_axis, self.size, gather=self.scatter, scatter=self.gather,
@@ -66,10 +63,6 @@ class Exchange:
         """The same stage on a batch stacked in a new axis 0."""
         return replace(self, gather=self.gather + 1, scatter=self.scatter + 1)
 
-    def natural_scale(self, shape, inverse: bool, engine) -> float:
-        """1: it moves data only."""
-        return 1.0
-
     def resolve(self, walk: Walk, at: At) -> None:
         """Its step: XLA's all-to-all cutting and stacking the axes itself where the
         engine keeps numpy's order and the transport splits (and no uneven balanced
@@ -98,14 +91,12 @@ class Exchange:
 
 
 @dataclass(frozen=True)
-class Gather:
+class Gather(Movement, OnOneAxis):
     """All-gather one unevenly split axis so the result can be held by JAX."""
 
     mesh_axis: Split
     size: int
     axis: int
-
-    local_transform: ClassVar[bool] = False
 
     def inverse(self) -> "Scatter":
         return Scatter(self.mesh_axis, self.size, self.axis)
@@ -117,14 +108,6 @@ class Gather:
     def after(self, layout: Layout) -> Layout:
         """The layout after it: the axis whole."""
         return layout.with_split(self.axis, None)
-
-    def batched(self) -> "Gather":
-        """The same stage on a batch stacked in a new axis 0."""
-        return replace(self, axis=self.axis + 1)
-
-    def natural_scale(self, shape, inverse: bool, engine) -> float:
-        """1: it moves data only."""
-        return 1.0
 
     def resolve(self, walk: Walk, at: At) -> None:
         """Its step: the all-gather, the owed factor applied first."""
@@ -139,14 +122,12 @@ class Gather:
 
 
 @dataclass(frozen=True)
-class Scatter:
+class Scatter(Movement, OnOneAxis):
     """Keep this device's block of a replicated axis (no communication)."""
 
     mesh_axis: Split
     size: int
     axis: int
-
-    local_transform: ClassVar[bool] = False
 
     def inverse(self) -> Gather:
         return Gather(self.mesh_axis, self.size, self.axis)
@@ -157,14 +138,6 @@ class Scatter:
     def after(self, layout: Layout) -> Layout:
         """The layout after it: the axis split over ``mesh_axis``."""
         return layout.with_split(self.axis, self.mesh_axis)
-
-    def batched(self) -> "Scatter":
-        """The same stage on a batch stacked in a new axis 0."""
-        return replace(self, axis=self.axis + 1)
-
-    def natural_scale(self, shape, inverse: bool, engine) -> float:
-        """1: it moves data only."""
-        return 1.0
 
     def resolve(self, walk: Walk, at: At) -> None:
         """Its step: this device's slice, the owed factor applied first."""

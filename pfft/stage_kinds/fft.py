@@ -3,7 +3,7 @@ program steps (:class:`Fft`, :class:`RealFft`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy as np
 from .. import pieces
 from ..hermitian import bin_weights
 from ..layout import Layout
-from .base import At, Walk, engine_for, factor_text, take_for
+from .base import At, OnAxes, Walk, engine_for, factor_text, take_for
 
 __all__ = ["LocalFFT", "RealFFT", "Fft", "RealFft"]
 
@@ -21,7 +21,7 @@ def _axes_text(axes: tuple[int, ...]) -> str:
 
 
 @dataclass(frozen=True)
-class LocalFFT:
+class LocalFFT(OnAxes):
     """FFT over array axes that are whole on every device."""
 
     axes: tuple[int, ...]
@@ -40,10 +40,6 @@ class LocalFFT:
     def after(self, layout: Layout) -> Layout:
         """The layout after it: the same."""
         return layout
-
-    def batched(self) -> "LocalFFT":
-        """The same stage on a batch stacked in a new axis 0."""
-        return replace(self, axes=tuple(a + 1 for a in self.axes))
 
     def natural_scale(self, shape, inverse: bool, engine) -> float:
         """The factor ``engine``'s FFT applies (``shape``: the logical one before)."""
@@ -64,7 +60,7 @@ class LocalFFT:
 
 
 @dataclass(frozen=True)
-class RealFFT:
+class RealFFT(OnAxes):
     """Real transform over local ``axes``; the last one is the halved axis.
 
     ``to_complex``: real ``n`` points in, ``n//2 + 1`` complex out (the inverse
@@ -107,10 +103,6 @@ class RealFFT:
     def after(self, layout: Layout) -> Layout:
         """The layout after it: the halved axis ``n//2 + 1`` points long, or ``n``."""
         return layout.with_size(self.axis, self.half if self.to_complex else self.n)
-
-    def batched(self) -> "RealFFT":
-        """The same stage on a batch stacked in a new axis 0."""
-        return replace(self, axes=tuple(a + 1 for a in self.axes))
 
     def natural_scale(self, shape, inverse: bool, engine) -> float:
         """The factor ``engine``'s transform applies: counted on the real side's points,

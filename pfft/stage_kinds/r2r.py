@@ -2,12 +2,12 @@
 (:class:`R2rRun`) as one :class:`R2rGroup` step."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import pieces
 from ..layout import Layout
-from .base import At, Walk
+from .base import At, OnOneAxis, Walk
 
 if TYPE_CHECKING:            # stages know no engine: the map's type, for the reader
     from ..engines.r2r import R2R
@@ -19,7 +19,7 @@ RUN_LENGTH = 3
 
 
 @dataclass(frozen=True)
-class LocalR2R:
+class LocalR2R(OnOneAxis):
     """A real-to-real transform (DCT or DST) along one axis that is whole on every
     device: ``op`` (:class:`pfft.engines.r2r.R2R`, scaling included) in the chain's
     direction.
@@ -54,10 +54,6 @@ class LocalR2R:
     def after(self, layout: Layout) -> Layout:
         """The layout after it: the same."""
         return layout
-
-    def batched(self) -> "LocalR2R":
-        """The same stage on a batch stacked in a new axis 0."""
-        return replace(self, axis=self.axis + 1)
 
     def natural_scale(self, shape, inverse: bool, engine) -> float:
         """1: ``op`` holds its own scaling."""

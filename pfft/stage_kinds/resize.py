@@ -1,18 +1,17 @@
 """Spectral truncation (dealiasing): :class:`Resize`, run as a :class:`Truncate` step."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import ClassVar
+from dataclasses import dataclass
 
 from .. import executor
 from ..layout import Layout
-from .base import At, Walk
+from .base import At, Movement, OnOneAxis, Walk
 
 __all__ = ["Resize", "Truncate"]
 
 
 @dataclass(frozen=True)
-class Resize:
+class Resize(Movement, OnOneAxis):
     """Truncate (or zero-pad) the spectrum along a local axis: dealiasing.
 
     Keeps the lowest frequencies: for a full axis the first ``ceil(n/2)`` and last
@@ -26,8 +25,6 @@ class Resize:
     n_to: int
     halved: bool = False
 
-    local_transform: ClassVar[bool] = False
-
     def inverse(self) -> "Resize":
         return Resize(self.axis, self.n_to, self.n_from, self.halved)
 
@@ -38,14 +35,6 @@ class Resize:
     def after(self, layout: Layout) -> Layout:
         """The layout after it: the axis ``n_to`` points long."""
         return layout.with_size(self.axis, self.n_to)
-
-    def batched(self) -> "Resize":
-        """The same stage on a batch stacked in a new axis 0."""
-        return replace(self, axis=self.axis + 1)
-
-    def natural_scale(self, shape, inverse: bool, engine) -> float:
-        """1: it moves data only."""
-        return 1.0
 
     def resolve(self, walk: Walk, at: At) -> None:
         """Its step: the truncation where the axis lies."""
