@@ -14,9 +14,16 @@ value) and every rule about it:
 - ``resolve(walk, at)``: the program steps it becomes (:mod:`.base`), with the step
   classes beside it: which engine runs it, in which axis order, which factor it
   carries;
+- ``local_transform`` (and for one, ``exact_axes``): whether an exchange before it
+  orders the block for it (its axes innermost, in their listed order if exact);
 - ``pieces_pass(data, settings, weighted)``, for a local transform the pieces kernel
   runs (:mod:`pfft.pieces`): the passes it runs as; a kind without it never fuses
-  with an exchange.
+  with an exchange;
+- ``join(before)``, for a kind whose stages in a row run as one step (DCT/DST): the
+  run it makes with the stage before it.
+
+What families share is in :mod:`.base` (:class:`~.base.Movement`: no factor, no
+local transform; :class:`~.base.OnAxes`, :class:`~.base.OnOneAxis`: the batched form).
 
 :data:`pfft.stages.STAGE_KINDS` is the one table of them; a new kind is a class here
 and its entry there. The package imports no engine and no transport: an engine is a
