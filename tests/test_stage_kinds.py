@@ -3,12 +3,18 @@ every kind a chain may hold."""
 from __future__ import annotations
 
 import typing
+from dataclasses import dataclass
+from typing import ClassVar
 
+import numpy as np
 import pytest
 
-from pfft.chain_search import after, build_chain
+from pfft import chain_search, executor, program
+from pfft.stage_kinds.base import Movement, OnOneAxis
+
+from pfft.chain_search import Chain, after, build_chain
 from pfft.layout import Layout
-from pfft.stages import STAGE_KINDS, Stage
+from pfft.stages import STAGE_KINDS, LocalFFT, Stage
 
 RULES = ("inverse", "__str__", "after", "batched", "natural_scale", "resolve")
 
@@ -51,6 +57,7 @@ def _chains():
 
 
 def test_the_chains_hold_every_kind():
+    """The chains below reach every kind of the table."""
     assert {type(st) for chain in _chains() for st in chain.stages} == set(STAGE_KINDS)
 
 
@@ -67,3 +74,55 @@ def test_batched_stages_leave_the_batched_layouts():
             assert after(layout, st) == st.after(layout)
             layout = st.after(layout)
             assert st.inverse().inverse() == st
+
+
+@dataclass(frozen=True)
+class _Conjugate(Movement, OnOneAxis):
+    """A kind of stage made for the test: complex conjugation (``axis`` is only where it
+    is printed), every rule defined here."""
+
+    axis: int
+
+    def inverse(self) -> "_Conjugate":
+        return self
+
+    def __str__(self) -> str:
+        return f"conjugate, axis {self.axis} (local)"
+
+    def after(self, layout: Layout) -> Layout:
+        return layout
+
+    def resolve(self, walk, at) -> None:
+        walk.add(_Conj(self))
+
+
+@dataclass(frozen=True)
+class _Conj:
+    """The step of :class:`_Conjugate`."""
+
+    stage: _Conjugate
+
+    def run(self, data, transport):
+        return data.conj()
+
+    def __str__(self) -> str:
+        return str(self.stage)
+
+
+def test_a_new_kind_is_one_class_and_its_entry(monkeypatch):
+    """A kind defined in one place and entered in the table is planned around, batched,
+    resolved, printed and run, with no other code changed."""
+    from pfft.engines.xla import ENGINE
+    from pfft.transports import xla as transport
+
+    monkeypatch.setattr(chain_search, "STAGE_KINDS", STAGE_KINDS + (_Conjugate,))
+    layout = Layout((4, 6), (None, None), ())
+    chain = Chain(layout, layout, (LocalFFT((0, 1)), _Conjugate(0)))
+    assert chain.layouts() == (layout, layout)
+    assert chain.with_leading_axis(2).stages[1] == _Conjugate(1)
+    prog = program.resolve(chain, inverse=False, weighted=False, scale=1.0,
+                           dtype=np.complex64, engine=ENGINE, transport=transport)
+    assert prog.lines()[-1] == "conjugate, axis 0 (local) [block (4, 6)]"
+    x = np.arange(24, dtype=np.complex64).reshape(4, 6) * (1 + 2j)
+    got = executor.run_program(x, prog, transport)
+    np.testing.assert_allclose(np.asarray(got), np.fft.fft2(x).conj(), rtol=1e-5, atol=1e-3)
