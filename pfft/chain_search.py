@@ -35,10 +35,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .layout import Layout, names_of, split_entry
-from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter, Stage
+from .stages import (STAGE_KINDS, Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize,
+                     Scatter, Stage)
 
 __all__ = ["Chain", "build_chain", "after", "KINDS"]
 
@@ -75,17 +76,10 @@ class Chain:
         return tuple(out)
 
     def with_leading_axis(self, n: int) -> "Chain":
-        """The same chain on a batch of ``n`` arrays stacked in a new axis 0."""
-        def shift(st):
-            if isinstance(st, (LocalFFT, RealFFT)):
-                return replace(st, axes=tuple(a + 1 for a in st.axes))
-            if isinstance(st, Exchange):
-                return replace(st, gather=st.gather + 1, scatter=st.scatter + 1)
-            if isinstance(st, Resize):
-                return replace(st, axis=st.axis + 1)
-            return replace(st, axis=st.axis + 1)
+        """The same chain on a batch of ``n`` arrays stacked in a new axis 0 (each
+        stage's kind shifts its own axes: ``batched``)."""
         return Chain(self.in_layout.with_leading_axis(n), self.out_layout.with_leading_axis(n),
-                     tuple(shift(st) for st in self.stages))
+                     tuple(st.batched() for st in self.stages))
 
 
 def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
@@ -401,24 +395,11 @@ def _merge(layout: Layout, pending, gather_only: bool = True) -> Stage | None:
 
 
 def after(layout: Layout, stage: Stage) -> Layout:
-    """The layout ``stage`` leaves behind it, starting from ``layout``: the one rule
-    for every stage (the planner's walk and :meth:`Chain.layouts` both use it)."""
-    if isinstance(stage, (LocalFFT, LocalR2R)):
-        return layout
-    if isinstance(stage, RealFFT):
-        return layout.with_size(stage.axis, stage.half if stage.to_complex else stage.n)
-    if isinstance(stage, Resize):
-        return layout.with_size(stage.axis, stage.n_to)
-    if isinstance(stage, Exchange):
-        moved = names_of(stage.mesh_axis)
-        keep = tuple(m for m in names_of(layout.split[stage.gather]) if m not in moved)
-        return (layout.with_split(stage.gather, keep)
-                .with_split(stage.scatter, names_of(layout.split[stage.scatter]) + moved))
-    if isinstance(stage, Gather):
-        return layout.with_split(stage.axis, None)
-    if isinstance(stage, Scatter):
-        return layout.with_split(stage.axis, stage.mesh_axis)
-    raise TypeError(f"not a stage: {stage!r}")  # pragma: no cover
+    """The layout ``stage`` leaves behind it, starting from ``layout``: its kind's rule
+    (``stage.after``), which the planner's walk and :meth:`Chain.layouts` both use."""
+    if not isinstance(stage, STAGE_KINDS):
+        raise TypeError(f"not a stage: {stage!r}")  # pragma: no cover
+    return stage.after(layout)
 
 
 def _even_up(layout: Layout, stages: list[Stage]) -> Layout:

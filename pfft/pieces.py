@@ -30,13 +30,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from .interfaces import PiecesCut, PiecesPass
-from .stages import Exchange, LocalFFT, LocalR2R, RealFFT
+from .stage_kinds.exchange import Exchange
+
+if TYPE_CHECKING:     # the kinds' passes are here, the kinds name them (no import back)
+    from .stage_kinds.fft import LocalFFT, RealFFT
+    from .stage_kinds.r2r import LocalR2R
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
-           "pairs_enabled", "in_place_enabled", "transform", "PassSettings", "ready_for", "pack",
+           "pairs_enabled", "in_place_enabled", "transform", "c2c_stage", "real_stage",
+           "r2r_stage", "PassSettings", "ready_for", "pack",
            "exchange", "assemble", "FusedTransform", "PiecesExchange", "rewrite", "BRANCHES"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
@@ -145,9 +150,9 @@ def as_pieces(st, engine, transport, block_bytes: int) -> Send | None:
 
 
 def fused(st) -> bool:
-    """Whether local stage ``st`` can run as a pass of the pieces kernel: FFT, DCT and
-    DST stages (the kinds :func:`transform` has a pass for)."""
-    return type(st) in _TRANSFORMS
+    """Whether local stage ``st`` can run as a pass of the pieces kernel: a kind with a
+    pieces form (``pieces_pass``: FFT, DCT and DST stages)."""
+    return callable(getattr(st, "pieces_pass", None))
 
 
 @dataclass(frozen=True)
@@ -374,14 +379,14 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, c: PassSettings, weighted
     fused in. A DCT/DST stage is one pass along its axis applying
     ``st.op_for(c.inverse)``, its scale times ``c.scale`` and its end-point weights
     fused in; complex data (a mixed plan's) goes through it as real and imaginary
-    parts. Each kind of stage has its function here (:data:`_TRANSFORMS`), each way
+    parts. Each kind of stage names its function here (its ``pieces_pass``), each way
     its passes can go a branch (:data:`BRANCHES`), and ``c.scale`` is applied once, by
     one pass, whichever it is.
     """
-    return _TRANSFORMS[type(st)](data, st, c, weighted)
+    return st.pieces_pass(data, c, weighted)
 
 
-def _r2r_stage(data, st: LocalR2R, c: PassSettings, weighted: bool):
+def r2r_stage(data, st: LocalR2R, c: PassSettings, weighted: bool):
     """A DCT/DST stage: one pass along its axis."""
     return _run_branch("r2r", data, st, c)
 
@@ -392,7 +397,7 @@ def _r2r_pass(data, st: LocalR2R, c: PassSettings):
     return _kernel(data, Pass("r2r", st.axis, op.n, op.n, c.scale, op=op), c)
 
 
-def _fft_stage(data, st: LocalFFT, c: PassSettings, weighted: bool):
+def c2c_stage(data, st: LocalFFT, c: PassSettings, weighted: bool):
     """A complex FFT stage over one or more axes."""
     return _c2c(data, st.axes, c)
 
@@ -485,12 +490,9 @@ def _c2r_alone(data, st, rest, f, c: PassSettings):
     return _halved_pass(data, st, c)
 
 
-def _real_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
+def real_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
     return (_r2c_stage if st.to_complex else _c2r_stage)(data, st, c, weighted)
 
-
-# the pass (or passes) of each kind of local stage
-_TRANSFORMS = {LocalR2R: _r2r_stage, LocalFFT: _fft_stage, RealFFT: _real_stage}
 
 
 def ready_for(data, st: Send) -> bool:

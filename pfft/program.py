@@ -29,200 +29,22 @@ from typing import Any
 
 import numpy as np
 
-from . import executor, pieces as pieces_path
+from . import pieces as pieces_path
 from .chain_search import Chain
-from .stages import Exchange, Gather, LocalFFT, LocalR2R, RealFFT, Resize, Scatter
+from .stage_kinds.base import At, Reorder, Rescale, Walk, factor_text
+from .stage_kinds.exchange import AllGather, AllToAll, Slice
+from .stage_kinds.fft import Fft, RealFft
+from .stage_kinds.r2r import R2rGroup
+from .stage_kinds.resize import Truncate
+from .stages import Exchange
 
 __all__ = ["Program", "resolve", "Reorder", "Fft", "RealFft", "R2rGroup", "Truncate",
            "AllToAll", "AllGather", "Slice", "FusedPasses", "PiecesMove", "Rescale"]
 
 
-def _factor(scale: float) -> str:
-    return "" if scale == 1.0 else f", x {scale:.6g}"
-
-
-# -- the steps ----------------------------------------------------------------------------
-# Each is an immutable value: what it runs (``run(data, transport)``, in
-# :mod:`pfft.executor`'s loop) and how it prints (``__str__``). Positions are physical:
-# the block's axes as they lie in memory.
-
-@dataclass(frozen=True)
-class Reorder:
-    """Transpose the block (``perm`` as ``jnp.transpose`` takes it), the factor
-    ``scale`` applied in that copy."""
-
-    perm: tuple[int, ...]
-    scale: float = 1.0
-
-    def run(self, data, transport):
-        import jax.numpy as jnp
-
-        return jnp.transpose(executor.scaled(data, self.scale), self.perm)
-
-    def __str__(self) -> str:
-        return f"transpose {self.perm}{_factor(self.scale)}"
-
-
-@dataclass(frozen=True)
-class Fft:
-    """A complex FFT over physical ``positions`` by ``engine`` (its sign ``inverse``),
-    ``scale`` passed to it (fused where the engine fuses factors); ``inplace``: the
-    input is dead after it."""
-
-    stage: LocalFFT
-    positions: tuple[int, ...]
-    engine: Any
-    inverse: bool
-    scale: float
-    inplace: bool
-
-    def run(self, data, transport):
-        return self.engine.fft(data, self.positions, self.inverse, scale=self.scale,
-                               inplace=self.inplace)[0]
-
-    def __str__(self) -> str:
-        return f"{self.stage}, by {self.engine.name}{_factor(self.scale)}"
-
-
-@dataclass(frozen=True)
-class RealFft:
-    """A real-to-complex or complex-to-real FFT (``stage``) over physical ``positions``
-    (the halved axis last) by ``engine``; ``weights``: the transposed transform's bin
-    weights on the complex side, or None."""
-
-    stage: RealFFT
-    positions: tuple[int, ...]
-    engine: Any
-    inverse: bool
-    scale: float
-    weights: tuple[float, ...] | None
-
-    def _weights(self, ndim: int, dtype):
-        import jax.numpy as jnp
-
-        shape = [1] * ndim
-        shape[self.positions[-1]] = len(self.weights)
-        return jnp.asarray(np.reshape(self.weights, shape), dtype=jnp.finfo(dtype).dtype)
-
-    def run(self, data, transport):
-        st = self.stage
-        if st.to_complex:
-            out = self.engine.rfft(data, self.positions, inverse=self.inverse,
-                                   scale=self.scale)[0]
-            return out if self.weights is None else out * self._weights(out.ndim, out.dtype)
-        if self.weights is not None:
-            data = data * self._weights(data.ndim, data.dtype)
-        return self.engine.irfft(data, self.positions, st.n, inverse=self.inverse,
-                                 scale=self.scale)[0]
-
-    def __str__(self) -> str:
-        weighted = ", bins weighted" if self.weights is not None else ""
-        return f"{self.stage}, by {self.engine.name}{_factor(self.scale)}{weighted}"
-
-
-@dataclass(frozen=True)
-class R2rGroup:
-    """DCT/DST stages in a row as one engine call (which may group them into one
-    multi-axis FFT: :func:`pfft.engines.r2r.apply_along`), their scaling included."""
-
-    stages: tuple[LocalR2R, ...]
-    positions: tuple[int, ...]
-    engine: Any
-    inverse: bool
-    inplace: bool
-
-    def run(self, data, transport):
-        ops = [st.op_for(self.inverse) for st in self.stages]
-        return self.engine.r2r(data, ops, self.positions, inplace=self.inplace)
-
-    def __str__(self) -> str:
-        by = getattr(self.engine, "r2r_by", "xla")     # DUCC's on CPU, else lax.fft
-        if len(self.stages) == 1:
-            return f"{self.stages[0]}, by {by}"
-        return "; ".join(map(str, self.stages)) + f" (one group), by {by}"
-
-
-@dataclass(frozen=True)
-class Truncate:
-    """Keep (or zero-pad back) the low frequencies along physical ``position``."""
-
-    stage: Resize
-    position: int
-
-    def run(self, data, transport):
-        return executor.resize(data, self.stage, self.position)
-
-    def __str__(self) -> str:
-        return str(self.stage)
-
-
-@dataclass(frozen=True)
-class AllToAll:
-    """Exchange ``stage`` by XLA's all-to-all, ``scale`` applied in its first copy.
-
-    ``split``: the collective cuts the scattered axis and stacks the received blocks
-    along the gathered one itself (``positions``: theirs; the order is kept).
-    Otherwise the block is packed with the device axis in front and the axes in
-    ``order_after`` (logical axes, physical order after the exchange), unpacked after.
-    """
-
-    stage: Exchange
-    scale: float
-    split: bool
-    order_before: tuple[int, ...]
-    order_after: tuple[int, ...]
-    extent: int                     # the gathered axis's length after it
-    balanced: bool
-
-    def run(self, data, transport):
-        return executor.exchange(data, self, transport)
-
-    def __str__(self) -> str:
-        how = "cut and stacked by the collective" if self.split else "packed"
-        return f"{self.stage}, {how}{_factor(self.scale)}"
-
-
-@dataclass(frozen=True)
-class AllGather:
-    """Gather ``stage``'s axis (at physical ``position``), ``scale`` applied first."""
-
-    stage: Gather
-    position: int
-    scale: float
-    extent: int
-    balanced: bool
-
-    def run(self, data, transport):
-        data = transport.all_gather(executor.scaled(data, self.scale), self.stage.mesh_axis,
-                                    self.position)
-        return executor.join(data, self.position, self.extent, self.stage.size,
-                             self.balanced)
-
-    def __str__(self) -> str:
-        return f"{self.stage}{_factor(self.scale)}"
-
-
-@dataclass(frozen=True)
-class Slice:
-    """Keep this device's block of ``stage``'s axis (at physical ``position``)."""
-
-    stage: Scatter
-    position: int
-    scale: float
-    balanced: bool
-
-    def run(self, data, transport):
-        from jax import lax
-
-        data = executor.cut(executor.scaled(data, self.scale), self.position,
-                            self.stage.size, self.balanced)
-        chunk = data.shape[self.position] // self.stage.size
-        start = transport.axis_index(self.stage.mesh_axis) * chunk
-        return lax.dynamic_slice_in_dim(data, start, chunk, axis=self.position)
-
-    def __str__(self) -> str:
-        return f"{self.stage}{_factor(self.scale)}"
-
+# -- the steps of the pieces path ------------------------------------------------------------
+# Each stage kind's own steps are beside it (:mod:`pfft.stage_kinds`); these two run the
+# forms :func:`pfft.pieces.rewrite` gives a chain, whatever its stages' kinds.
 
 @dataclass(frozen=True)
 class FusedPasses:
@@ -245,7 +67,7 @@ class FusedPasses:
 
     def __str__(self) -> str:
         send = ", writing the pieces the exchange sends" if self.fused.send else ""
-        return f"{self.fused.stage}, by native (pieces kernel){send}{_factor(self.scale)}"
+        return f"{self.fused.stage}, by native (pieces kernel){send}{factor_text(self.scale)}"
 
 
 @dataclass(frozen=True)
@@ -280,19 +102,6 @@ class PiecesMove:
         return f"{st}, {how}"
 
 
-@dataclass(frozen=True)
-class Rescale:
-    """Multiply by ``scale`` (where no copy was left to carry it)."""
-
-    scale: float
-
-    def run(self, data, transport):
-        return executor.scaled(data, self.scale)
-
-    def __str__(self) -> str:
-        return f"scale x {self.scale:.6g}"
-
-
 # -- the program ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -317,94 +126,38 @@ class Program:
         return [s.engine.name for s in self.steps if isinstance(s, (Fft, RealFft))]
 
 
-class _Walk:
-    """The block as the program's steps leave it: its physical axis order, its logical
-    shape per axis, the factor still owed, and whether it is still the caller's
-    argument, which a transform may not write over (``read_only``)."""
-
-    def __init__(self, shape, scale: float):
-        self.order = tuple(range(len(shape)))
-        self.extent = list(shape)            # logical axis -> local length
-        self.scale = scale
-        self.read_only = True
-        self.steps: list = []
-        self.shapes: list = [self.physical()]
-
-    def physical(self) -> tuple[int, ...]:
-        return tuple(self.extent[a] for a in self.order)
-
-    def take_scale(self) -> float:
-        scale, self.scale = self.scale, 1.0
-        return scale
-
-    def add(self, step) -> None:
-        self.steps.append(step)
-        self.read_only = False
-        self.shapes.append(self.physical())
-
-    def reorder(self, order) -> None:
-        order = tuple(order)
-        if order == self.order:
-            return
-        perm = tuple(self.order.index(a) for a in order)
-        self.order = order
-        self.add(Reorder(perm, self.take_scale()))
-
-    def positions(self, axes, keeps_order: bool, exact: bool = False) -> tuple[int, ...]:
-        if not keeps_order:
-            self.reorder(_order_for(self.order, axes, exact=exact))
-        return tuple(self.order.index(a) for a in axes)
-
-
-def _order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
-    """``order`` with the axes ``last`` moved to the end: in their current order, or
-    ``exact``-ly as listed."""
-    tail = tuple(last) if exact else tuple(a for a in order if a in last)
-    return tuple(a for a in order if a not in last) + tail
-
-
-@dataclass(frozen=True)
-class _R2rRun:
-    """DCT/DST stages in a row (up to three), resolved as one :class:`R2rGroup`."""
-
-    stages: tuple[LocalR2R, ...]
-
-    @property
-    def axes(self) -> tuple[int, ...]:
-        return tuple(st.axis for st in self.stages)
+def natural_scale(stages, shapes, inverse: bool, engine) -> float:
+    """The factor ``engine``'s own transforms apply along ``stages`` (``shapes``: the
+    logical shape before each): each kind's own (``natural_scale``)."""
+    factor = 1.0
+    for st, shape in zip(stages, shapes):
+        factor *= st.natural_scale(shape, inverse, engine)
+    return factor
 
 
 def _grouped(stages: list) -> list:
-    """``stages`` with each run of DCT/DST stages (up to three) as one :class:`_R2rRun`."""
+    """``stages`` with the stages a kind runs together joined (``join``: a run of
+    DCT/DST stages, :class:`pfft.stage_kinds.r2r.R2rRun`)."""
     out: list = []
     for st in stages:
-        if (isinstance(st, LocalR2R) and out and isinstance(out[-1], _R2rRun)
-                and len(out[-1].stages) < 3):
-            out[-1] = _R2rRun(out[-1].stages + (st,))
+        join = getattr(st, "join", None)
+        run = join(out[-1]) if join is not None and out else None
+        if run is None:
+            out.append(st)
         else:
-            out.append(_R2rRun((st,)) if isinstance(st, LocalR2R) else st)
+            out[-1] = run
     return out
 
 
 def _length(st) -> int:
     """How many of the chain's stages ``st`` (of :func:`_grouped`) stands for."""
-    return len(st.stages) if isinstance(st, _R2rRun) else 1
+    return len(getattr(st, "stages", (st,)))
 
 
-_TRANSFORMS = (LocalFFT, RealFFT, _R2rRun)
-
-
-def natural_scale(stages, shapes, inverse: bool, engine) -> float:
-    """The factor ``engine``'s own transforms apply along ``stages`` (``shapes``: the
-    logical shape before each)."""
-    factor = 1.0
-    for st, shape in zip(stages, shapes):
-        if isinstance(st, LocalFFT):
-            factor *= engine.natural_scale(inverse, math.prod(shape[a] for a in st.axes))
-        elif isinstance(st, RealFFT):      # the real side's points, whichever side it starts
-            points = math.prod(st.n if a == st.axis else shape[a] for a in st.axes)
-            factor *= engine.natural_scale(not st.to_complex, points)
-    return factor
+def _is_transform(st) -> bool:
+    """Whether ``st`` (of :func:`_grouped`) is a local transform an exchange before it
+    orders the block for (a pieces pass is not: it reads the block as it lies)."""
+    return getattr(st, "local_transform", False)
 
 
 def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
@@ -417,24 +170,25 @@ def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
     step made, and with ``overwrite_input`` the argument too (XLA then transforms a
     donated argument in its buffer, and copies a kept one first).
 
-    Every choice is taken here (the module's docstring); the same arguments give the
-    same program."""
+    Every choice is taken here (the module's docstring), each stage's by its kind
+    (``resolve``, :mod:`pfft.stage_kinds`); the same arguments give the same
+    program."""
     layouts = (chain.in_layout,) + chain.layouts()
     shapes = [layout.shape for layout in layouts]
     block_bytes = math.prod(chain.in_layout.local_shape) * np.dtype(dtype).itemsize
     stages = list(chain.stages)
     if pieces_path.enabled(engine, transport):
         stages = pieces_path.rewrite(stages, engine, transport, block_bytes)
-    walk = _Walk(chain.in_layout.local_shape,
-                 scale / natural_scale(chain.stages, shapes, inverse, engine))
+    walk = Walk(chain.in_layout.local_shape,
+                scale / natural_scale(chain.stages, shapes, inverse, engine))
     walk.read_only = not overwrite_input
     grouped = _grouped(stages)
     i = 0                           # the chain stage grouped[k] starts at
     for k, st in enumerate(grouped):
-        nxt = next((s for s in grouped[k + 1:] if isinstance(s, _TRANSFORMS)), None)
-        at = _At(inverse, weighted, engine, transport, chain.in_layout.balanced,
-                 tuple(shapes[i]), layouts[i + _length(st)], nxt)
-        _RESOLVERS[type(st)](walk, st, at)
+        nxt = next((s for s in grouped[k + 1:] if _is_transform(s)), None)
+        at = At(inverse, weighted, engine, transport, chain.in_layout.balanced,
+                tuple(shapes[i]), layouts[i + _length(st)], nxt)
+        (_PIECES_RESOLVERS.get(type(st)) or type(st).resolve)(st, walk, at)
         i += _length(st)
     walk.reorder(range(len(walk.order)))
     if walk.scale != 1.0:
@@ -442,121 +196,14 @@ def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
     return Program(tuple(walk.steps), tuple(walk.shapes))
 
 
-@dataclass(frozen=True)
-class _At:
-    """What resolving one stage reads: the run's settings, the logical global shape
-    before the stage, the layout after it, and the next local transform."""
-
-    inverse: bool
-    weighted: bool
-    engine: Any
-    transport: Any
-    balanced: bool
-    shape: tuple[int, ...]
-    layout_after: Any
-    next_transform: Any
-
-
-def _engine_for(walk: _Walk, at: _At, positions, *, real: bool, scales_inverse: bool,
-                points: int, out_size: int):
-    """The engine that runs a transform: the plan's, or the one it chooses for this
-    transform (``engine="auto"`` on GPUs)."""
-    choose = getattr(at.engine, "choose", None)
-    if choose is None:
-        return at.engine
-    return choose(positions, walk.physical(), real=real, scales_inverse=scales_inverse,
-                  scale=walk.scale, n=points, out_size=out_size)
-
-
-def _take_for(walk: _Walk, engine) -> float:
-    """The factor passed to ``engine``'s transform: all that is owed where it fuses
-    factors (then nothing is owed after), else none (the factor stays owed)."""
-    return walk.take_scale() if engine.fuses_scale else 1.0
-
-
-def _fft(walk: _Walk, st: LocalFFT, at: _At) -> None:
-    pos = walk.positions(st.axes, at.engine.keeps_order)
-    n = math.prod(at.shape[a] for a in st.axes)
-    engine = _engine_for(walk, at, pos, real=False, scales_inverse=at.inverse, points=n,
-                         out_size=math.prod(walk.physical()))
-    inplace = not walk.read_only
-    walk.add(Fft(st, pos, engine, at.inverse, _take_for(walk, engine), inplace))
-
-
-def _real_fft(walk: _Walk, st: RealFFT, at: _At) -> None:
-    pos = walk.positions(st.axes, at.engine.keeps_order, exact=True)
-    points = math.prod(st.n if a == st.axis else at.shape[a] for a in st.axes)
-    out = math.prod(walk.physical()) // max(walk.extent[st.axis], 1) * (
-        st.half if st.to_complex else st.n)
-    engine = _engine_for(walk, at, pos, real=True, scales_inverse=not st.to_complex,
-                         points=points, out_size=out)
-    weights = tuple(st.transposed_weights().tolist()) if at.weighted else None
-    scale = _take_for(walk, engine)
-    walk.extent[st.axis] = st.half if st.to_complex else st.n
-    walk.add(RealFft(st, pos, engine, at.inverse, scale, weights))
-
-
-def _r2r(walk: _Walk, run: _R2rRun, at: _At) -> None:
-    pos = walk.positions(run.axes, at.engine.keeps_order)
-    walk.add(R2rGroup(run.stages, pos, at.engine, at.inverse, not walk.read_only))
-
-
-def _resize(walk: _Walk, st: Resize, at: _At) -> None:
-    pos = walk.order.index(st.axis)
-    walk.extent[st.axis] = st.n_to
-    walk.add(Truncate(st, pos))
-
-
-def _order_after(walk: _Walk, st: Exchange, at: _At) -> tuple[int, ...]:
-    """The block's axis order after exchange ``st``: the gathered axis outermost (its
-    unpack a free reshape) where the engine keeps numpy's order, else the next
-    transform's axes innermost."""
-    g, after = st.gather, at.next_transform
-    if at.engine.keeps_order:
-        return (g,) + tuple(a for a in walk.order if a != g)
-    if after is None:
-        return _order_for(walk.order, (g,))
-    return _order_for(walk.order, after.axes, exact=isinstance(after, RealFFT))
-
-
-def _exchange(walk: _Walk, st: Exchange, at: _At) -> None:
-    extent = st.gathered_extent(at.shape)
-    split = (at.engine.keeps_order and at.transport.capabilities.splits
-             and not (at.balanced and extent % st.size))
-    before = walk.order
-    after = before if split else _order_after(walk, st, at)
-    walk.order = after
-    walk.extent[st.gather] = extent
-    walk.extent[st.scatter] = at.layout_after.local_size(st.scatter)
-    walk.add(AllToAll(st, walk.take_scale(), split, before, after, extent, at.balanced))
-
-
-def _gather(walk: _Walk, st: Gather, at: _At) -> None:
-    if not at.engine.keeps_order:
-        # the gathered axis outermost: else XLA:CPU may lay out the gather, and the FFT
-        # before it, with that axis outermost in memory, a layout its FFT refuses
-        # (a RET_CHECK in fft_thunk at run time)
-        walk.reorder((st.axis,) + tuple(a for a in walk.order if a != st.axis))
-    pos = walk.order.index(st.axis)
-    walk.extent[st.axis] = at.shape[st.axis]
-    walk.add(AllGather(st, pos, walk.take_scale(), at.shape[st.axis], at.balanced))
-
-
-def _scatter(walk: _Walk, st: Scatter, at: _At) -> None:
-    pos = walk.order.index(st.axis)
-    walk.extent[st.axis] = at.layout_after.local_size(st.axis)
-    walk.add(Slice(st, pos, walk.take_scale(), at.balanced))
-
-
-def _fused(walk: _Walk, st, at: _At) -> None:
-    stage = st.stage
-    if isinstance(stage, RealFFT):
-        walk.extent[stage.axis] = stage.half if stage.to_complex else stage.n
+def _fused(st: pieces_path.FusedTransform, walk: Walk, at: At) -> None:
+    for a in st.stage.axes:         # whole: the stage's own sizes after it
+        walk.extent[a] = at.layout_after.local_size(a)
     walk.add(FusedPasses(st, at.engine.pieces, at.inverse, at.weighted, walk.take_scale(),
                          at.shape))
 
 
-def _pieces_exchange(walk: _Walk, st, at: _At) -> None:
+def _pieces_exchange(st: pieces_path.PiecesExchange, walk: Walk, at: At) -> None:
     send = st.send
     pack_scale = walk.take_scale() if st.pack else 1.0
     extent = send.gathered_extent(at.shape)
@@ -566,8 +213,7 @@ def _pieces_exchange(walk: _Walk, st, at: _At) -> None:
     walk.add(PiecesMove(st, at.engine.pieces, pack_scale, assemble_scale, extent))
 
 
-_RESOLVERS = {
-    LocalFFT: _fft, RealFFT: _real_fft, _R2rRun: _r2r, Resize: _resize,
-    Exchange: _exchange, Gather: _gather, Scatter: _scatter,
+# the forms the pieces path rewrites stages into (every stage kind resolves itself)
+_PIECES_RESOLVERS = {
     pieces_path.FusedTransform: _fused, pieces_path.PiecesExchange: _pieces_exchange,
 }

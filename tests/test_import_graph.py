@@ -170,11 +170,15 @@ def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
 
 
 @pytest.mark.parametrize("module", ["pfft.stages", "pfft.layout", "pfft.chain_search",
-                                    "pfft.executor"])
+                                    "pfft.executor", "pfft.stage_kinds",
+                                    "pfft.stage_kinds.base", "pfft.stage_kinds.fft",
+                                    "pfft.stage_kinds.r2r", "pfft.stage_kinds.resize",
+                                    "pfft.stage_kinds.exchange"])
 def test_the_plan_nouns_and_the_executor_know_no_engine_or_transport(module):
-    """Imports point down: the stages, layouts and the planner describe a transform
-    whatever runs it, and the executor runs what a program holds; none of them reaches
-    an engine or a transport module."""
+    """Imports point down: the stages (each kind with its rules), layouts and the
+    planner describe a transform whatever runs it, and the executor runs what a
+    program holds; none of them reaches an engine or a transport module (an engine is
+    a value a stage's resolution is handed)."""
     graph = import_graph()
     below = {m for m in _reaches(graph, module)
              if m.startswith(("pfft.engines.", "pfft.transports."))}
