@@ -87,7 +87,8 @@ PLANS = ("slab", "pencil")
 # >>> t.size(("x", "y"))
 # 8
 # >>> problem = Problem(shape, np.complex64, (0, 1, 2), in_layout=layout)
-# >>> core = PlanCore(problem, engine=engine, transport=t)
+# >>> core = PlanCore(problem, placement=MeshPlacement(None, t.mesh_shape), engine=engine,
+# ...                 transport=t)
 # >>> def run(block, live):                              # doctest: +SKIP
 # ...     with t.running(live):
 # ...         return core.transform.apply(block, FORWARD)

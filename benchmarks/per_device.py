@@ -71,6 +71,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pfft.autodiff import BACKWARD, FORWARD, Variant  # noqa: E402
+from pfft.mesh_plan import MeshPlacement  # noqa: E402
 from pfft.plan_core import PlanCore  # noqa: E402
 from pfft.problem import Problem  # noqa: E402
 from pfft.layout import default_layout  # noqa: E402
@@ -189,7 +190,9 @@ def _build(case: Case, engine) -> None:
         case.status = f"not a {case.plan}: {case.n}³ cannot be cut over {case.grid}"
         return
     problem = Problem(shape, np.complex64, (0, 1, 2), kind=case.kind, in_layout=layout)
-    case.core = PlanCore(problem, engine=engine, transport=CopyTransport(mesh_shape))
+    # blocks split as a mesh plan's (evenly); the program runs on one device's block
+    case.core = PlanCore(problem, placement=MeshPlacement(None, mesh_shape), engine=engine,
+                         transport=CopyTransport(mesh_shape))
 
 
 def _lower(case: Case, device):
