@@ -71,6 +71,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pfft.autodiff import BACKWARD, FORWARD, Variant  # noqa: E402
+from pfft.memory import compiled_memory  # noqa: E402
 from pfft.mesh_plan import MeshPlacement  # noqa: E402
 from pfft.plan_core import PlanCore  # noqa: E402
 from pfft.problem import Problem  # noqa: E402
@@ -325,13 +326,11 @@ def _memory(c: Case, kept, donated) -> None:
     """Arguments + outputs + temporaries of both compiled programs, in input blocks."""
     block = math.prod(c.chain.in_layout.local_shape) * c.in_dtype.itemsize
     for name, compiled in (("kept", kept), ("donated", donated)):
-        m = compiled.memory_analysis()
-        if m is None:                             # pragma: no cover - backend without it
+        held = compiled_memory(compiled, block)
+        if held is None:                          # pragma: no cover - backend without it
             continue
-        total = (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-                 - (m.alias_size_in_bytes if name == "donated" else 0))
-        c.result[f"{name}_bytes"] = total
-        c.result[f"{name}_blocks"] = total / block
+        c.result[f"{name}_bytes"] = held.total
+        c.result[f"{name}_blocks"] = held.blocks
     c.result.setdefault("kept_bytes", 0)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ProgramMemory", "PlanMemory", "measure", "program_memory"]
+__all__ = ["ProgramMemory", "PlanMemory", "measure", "program_memory", "compiled_memory"]
 
 # a workspace result of one of pfft's custom calls in compiled HLO text: "u8[123]"
 _WORKSPACE = re.compile(r"custom_call_target=\"pfft_")
@@ -103,6 +103,17 @@ def work_area_bytes(hlo_text: str) -> int:
     return max(sizes, default=0)
 
 
+def compiled_memory(compiled, block: int) -> ProgramMemory | None:
+    """XLA's accounting of the compiled executable ``compiled`` (``None`` where the
+    backend gives none); ``block``: the unit of :attr:`~ProgramMemory.blocks`."""
+    m = compiled.memory_analysis()
+    if m is None:                                   # pragma: no cover - backend without it
+        return None
+    return ProgramMemory(int(m.argument_size_in_bytes), int(m.output_size_in_bytes),
+                         int(m.temp_size_in_bytes), int(m.alias_size_in_bytes),
+                         work_area_bytes(compiled.as_text()), int(block))
+
+
 def program_memory(fn, arg, *, donate: bool, block: int) -> ProgramMemory:
     """The memory of ``jax.jit(fn)`` compiled for ``arg`` (a ``ShapeDtypeStruct``),
     the argument ``donate``-d or kept; ``block``: the unit of :attr:`~ProgramMemory.blocks`."""
@@ -113,24 +124,18 @@ def program_memory(fn, arg, *, donate: bool, block: int) -> ProgramMemory:
         # XLA keeps it, and the figures say so (nothing aliased)
         warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
         compiled = jax.jit(fn, donate_argnums=(0,) if donate else ()).lower(arg).compile()
-    m = compiled.memory_analysis()
-    return ProgramMemory(int(m.argument_size_in_bytes), int(m.output_size_in_bytes),
-                         int(m.temp_size_in_bytes), int(m.alias_size_in_bytes),
-                         work_area_bytes(compiled.as_text()), int(block))
+    return compiled_memory(compiled, block)
 
 
 def measure(plan, variants) -> PlanMemory:
     """:class:`PlanMemory` of ``plan`` (a :class:`pfft.plan_core.PlanCore`), its
     ``variants`` ``(forward, backward)`` compiled as :meth:`plan.run` runs them."""
-    forward_in = plan._abstract_input(variants[0])
-    block = math.prod(_device_shape(forward_in)) * np.dtype(forward_in.dtype).itemsize
-    out = []
-    for variant in variants:
-        arg = plan._abstract_input(variant)
-        fn = plan._entry(variant)
-        out.append({how: program_memory(fn, arg, donate=how == "donated", block=block)
-                    for how in ("kept", "donated")})
-    return PlanMemory(*out)
+    args = [plan._abstract_input(variant) for variant in variants]
+    block = math.prod(_device_shape(args[0])) * np.dtype(args[0].dtype).itemsize
+    return PlanMemory(*({how: program_memory(plan._entry(variant), arg,
+                                             donate=how == "donated", block=block)
+                         for how in ("kept", "donated")}
+                        for variant, arg in zip(variants, args)))
 
 
 def _device_shape(arg) -> tuple[int, ...]:
