@@ -20,7 +20,7 @@ that plan ends. Which forward plan:
   (``spectrum="padded"``) needs ``s`` to say its real shape.
 - **Where JAX hides it** (a traced array on a mesh with Auto axes, inside ``jit``),
   the input is taken to be what the forward plan that last made an output of its
-  kind, shape, dtype, mesh and axes made (:class:`pfft.mesh_plan.ForwardRecord`): that
+  kind, shape, dtype, mesh and axes made (:class:`pfft.forward_record.ForwardRecord`): that
   plan runs backwards, and a padded spectrum comes back at its plan's real shape.
   Without such a record, the plan from the default layout.
 """
@@ -37,7 +37,8 @@ from .plan_core import PlanCore
 from .grid import mesh_shape_of
 from .inputs import layout_of, resize
 from .layout import Layout, default_layout, layout_from_spec
-from .mesh_plan import FORWARDS, get_plan
+from .forward_record import FORWARDS
+from .mesh_plan import get_plan
 from .problem import Problem
 from .sharding import is_tracer, spec_of
 

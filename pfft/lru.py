@@ -1,5 +1,5 @@
 """A small thread-safe LRU cache: the plan caches of :mod:`pfft.mesh_plan` and :mod:`pfft.mpi`,
-and :data:`pfft.mesh_plan.FORWARDS`."""
+and :data:`pfft.forward_record.FORWARDS`."""
 from __future__ import annotations
 
 import collections

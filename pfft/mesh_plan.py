@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-import weakref
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -27,14 +26,14 @@ from .engines.choice import engine_for_plan
 from .grid import mesh_shape_of
 from .hlo import count_collectives
 from .layout import default_layout
-from .lru import LRUCache
+from .forward_record import FORWARDS
 from .problem import Problem
 from .sharding import is_tracer, place
 from .stages import Gather
 from .transports import xla as xla_transport
 
 __all__ = ["Plan", "get_plan", "clear_plan_cache", "plan_cache_info", "set_plan_cache_size",
-           "NORMS", "SPECTRA", "ReplicationWarning", "ForwardRecord", "FORWARDS"]
+           "NORMS", "SPECTRA", "ReplicationWarning"]
 
 
 class ReplicationWarning(UserWarning):
@@ -62,7 +61,11 @@ class MeshPlacement:
         return self
 
     def place(self, core: PlanCore, x, variant: Variant):
-        """A concrete input put where ``variant``'s chain takes it."""
+        """A concrete input put where ``variant``'s chain takes it. A forward call is
+        noted (:data:`pfft.forward_record.FORWARDS`): an inverse that cannot see where
+        its input is looks there."""
+        if variant == FORWARD:
+            FORWARDS.record(core)
         if self.distributed:
             warn_if_differentiated_outside_mesh(x)
         if self.distributed and not is_tracer(x):
@@ -187,12 +190,6 @@ class Plan(PlanCore):
         _warn_if_replicated(self)
 
     # -- execution -------------------------------------------------------------------
-    def forward(self, x):
-        FORWARDS.record(self)      # an inverse that cannot see its input's layout looks here
-        return super().forward(x)
-
-    forward.__doc__ = PlanCore.forward.__doc__
-
     def run(self, x, variant: Variant):
         with explain_mesh_context_errors():
             return super().run(x, variant)
@@ -300,53 +297,6 @@ def clear_plan_cache() -> None:
     FORWARDS.clear()
 
 
-class ForwardRecord:
-    """Which forward plan last produced an output of a given kind, shape, dtype, mesh,
-    axes and kinds: what an inverse transform assumes of its input where JAX hides the
-    input's layout (an Auto mesh inside ``jit``; :mod:`pfft.inverse`).
-
-    There the inverse cannot see where its input is, nor whether a real spectrum is
-    padded (a ``spectrum="padded"`` plan's, whose shape does not say its real
-    length): it takes the input to be what the plan recorded here last made (so
-    ``irfftn(plan.forward(u))`` gives ``u``'s shape back). Every :meth:`Plan.forward`
-    call, eager or traced, records its plan. Where the layout is visible the record
-    is not read: the inverse is then a function of its arguments alone. Bounded,
-    thread-safe, holding plans weakly (an evicted plan is not kept alive).
-    """
-
-    def __init__(self, maxsize: int = 256):
-        self._refs = LRUCache(maxsize)          # key -> weakref.ref(plan)
-
-    @staticmethod
-    def _key(kind: str, shape, dtype, mesh, axes, kinds) -> tuple:
-        """``kind``: the plan's (``"c2c"``, or ``"r2c"`` for either spectrum); a
-        concrete mesh counts as its abstract mesh (a plan made outside ``jit`` serves
-        an inverse traced inside it)."""
-        mesh = getattr(mesh, "abstract_mesh", mesh)
-        return (kind, tuple(shape), np.dtype(dtype), mesh, tuple(axes),
-                None if kinds is None else tuple(kinds))
-
-    def record(self, plan: "Plan") -> None:
-        """Note that ``plan``'s forward call made an output (plans without a mesh, with
-        dealiasing, or of kind ``"c2r"`` have no inverse that looks here)."""
-        if plan.out_sharding is None or plan.dealiased or plan.kind == "c2r":
-            return
-        key = self._key(plan.kind, plan.out_shape, plan.out_dtype, plan.mesh, plan.axes,
-                        plan.kinds)
-        self._refs.put(key, weakref.ref(plan))
-
-    def last(self, kind: str, shape, dtype, mesh, axes, kinds=None) -> "Plan | None":
-        """The plan whose forward call last produced such an output, if it is alive."""
-        if mesh is None:
-            return None
-        ref = self._refs.get(self._key(kind, shape, dtype, mesh, axes, kinds))
-        return None if ref is None else ref()
-
-    def clear(self) -> None:
-        self._refs.clear()
-
-
-FORWARDS = ForwardRecord()
 
 
 def get_plan(problem: Problem, mesh) -> Plan:
