@@ -7,7 +7,8 @@ For each size and precision, all in the same run (median of ``--repeats`` calls 
 - ``jnp.fft.rfftn`` and ``jnp.fft.irfftn``;
 - pfft's ``rfftn``/``irfftn`` plans on a 1x1 mesh with ``engine="auto"``, ``"native"``
   and ``"xla"`` (on GPUs ``auto`` runs ``lax.fft`` for the innermost axes, the native
-  kernels for strided ones);
+  kernels for strided ones), and on GPUs ``auto`` again after :func:`pfft.tune` measured
+  each FFT step's engines on the device ("auto, tuned"; the run starts with no wisdom);
 - ``pfft.dctn`` (type 2, ``engine="auto"``: one ``rfftn`` over the three axes with the
   pre- and post-processing of all of them around it) against ``jnp.fft.rfftn`` of the
   same array, and the same DCT-II one axis at a time (a real FFT, its twiddles and
@@ -57,6 +58,13 @@ def _cases(n: int, dtype, mesh, has_native: bool) -> dict:
         plan = pfft.plan((n, n, n), dtype, mesh, kind="r2c", engine=engine)
         cases[f"{engine}_rfftn"] = (plan.forward, "r", "jnp_rfftn")
         cases[f"{engine}_irfftn"] = (plan.backward, "k", "jnp_irfftn")
+        if engine == "auto" and hasattr(plan.engine, "choose"):
+            # each FFT step's engine measured on the device (pfft.tune), then planned again
+            pfft.tune((n, n, n), dtype, list(mesh.devices.flat), kind="r2c", repeats=5,
+                      progress=False)
+            tuned = pfft.plan((n, n, n), dtype, mesh, kind="r2c", engine="auto")
+            cases["tuned_rfftn"] = (tuned.forward, "r", "jnp_rfftn")
+            cases["tuned_irfftn"] = (tuned.backward, "k", "jnp_irfftn")
     cases["auto_dctn"] = (lambda x: pfft.dctn(x, 2), "r", None)
     dct2 = r2r.scipy_op("dct2", n)
     cases["peraxis_dctn"] = (lambda x: r2r.apply(r2r.apply(r2r.apply(x, dct2, 0), dct2, 1),
@@ -75,6 +83,7 @@ def run(sizes, dtypes, repeats: int, device, warmup: int = 2, progress=print) ->
     """One row per size and precision: each case's time and error, and ratios."""
     rows = []
     mesh, _, has_native = on_one_device(device)
+    pfft.forget_wisdom()                       # "auto": the rule; "auto, tuned": measured
     for n in sizes:
         for dtype in dtypes:
             dtype = np.dtype(dtype)
@@ -120,8 +129,9 @@ def run(sizes, dtypes, repeats: int, device, warmup: int = 2, progress=print) ->
     return rows
 
 
-COLUMNS = [("jnp_rfftn", "jnp rfftn"), ("auto_rfftn", "auto"), ("native_rfftn", "native"),
-           ("xla_rfftn", "xla"), ("jnp_irfftn", "jnp irfftn"), ("auto_irfftn", "auto"),
+COLUMNS = [("jnp_rfftn", "jnp rfftn"), ("auto_rfftn", "auto"), ("tuned_rfftn", "auto, tuned"),
+           ("native_rfftn", "native"), ("xla_rfftn", "xla"), ("jnp_irfftn", "jnp irfftn"),
+           ("auto_irfftn", "auto"), ("tuned_irfftn", "auto, tuned"),
            ("native_irfftn", "native"), ("xla_irfftn", "xla"), ("auto_dctn", "dctn II"),
            ("peraxis_dctn", "per axis"),
            ("jnp_fft1", "jnp fft axis 1"), ("native_fft1", "native"),
@@ -130,20 +140,25 @@ COLUMNS = [("jnp_rfftn", "jnp rfftn"), ("auto_rfftn", "auto"), ("native_rfftn", 
 
 
 def table(rows, header: str) -> str:
-    head = "| size | dtype | copy (ms) | " + " | ".join(lab for _, lab in COLUMNS) + " |"
+    # a column no row has (the tuned plans where auto does not choose per step) is left out
+    columns = [(key, lab) for key, lab in COLUMNS
+               if any(r.get(f"{key}_ms") is not None for r in rows)]
+    head = "| size | dtype | copy (ms) | " + " | ".join(lab for _, lab in columns) + " |"
     out = [header, "", "**Real transforms and strided stages on one device** (ms; in "
            "brackets the ratio to the `jnp.fft` call before it, below 1 is faster)", "",
-           head, "|" + "---|" * (3 + len(COLUMNS))]
+           head, "|" + "---|" * (3 + len(columns))]
     for r in rows:
         cells = []
-        for key, _ in COLUMNS:
+        for key, _ in columns:
             t, ratio = r.get(f"{key}_ms"), r.get(f"{key}_ratio")
             cells.append("—" if t is None else f"{t:.3g}" + (f" ({ratio:.2f})" if ratio else ""))
         copy = r.get("copy_ms")
         out.append(f"| {r['n']}³ | {r['dtype']} | {'—' if copy is None else f'{copy:.3g}'} | "
                    + " | ".join(cells) + " |")
     out += ["", "pfft columns: `pfft.plan((n,)*3, dtype, make_mesh((1, 1), [device]), "
-            "kind='r2c', engine=...)`'s forward and backward; dctn II: `pfft.dctn(x, 2)` "
+            "kind='r2c', engine=...)`'s forward and backward; auto, tuned: the auto plan "
+            "made again after `pfft.tune` timed each of its FFT steps with both engines "
+            "(where auto chooses per step: GPUs); dctn II: `pfft.dctn(x, 2)` "
             "with the default engine (on a GPU one `rfftn` over the three axes; on a CPU "
             "DUCC's DCT per axis), its ratio to "
             "`jnp.fft.rfftn`; per axis: the same DCT-II one axis at a time "

@@ -29,6 +29,7 @@ from .lru import LRUCache
 from .memory import PlanMemory, measure
 from .problem import Problem
 from .program import Program, resolve
+from . import wisdom
 
 __all__ = ["PlanCore", "PlanCache", "Placement", "Transform", "layout_of_spec", "boundary_dtype"]
 
@@ -490,9 +491,15 @@ class PlanCore:
 class PlanCache(LRUCache):
     """A transport's plan cache: one plan per problem and place (a mesh, or an MPI
     process grid), made on first use; at most ``maxsize`` plans, the least recently
-    used going first. Thread-safe."""
+    used going first. Thread-safe.
+
+    A plan's programs read the FFT steps' wisdom when it is made (``engine="auto"``
+    on GPUs, :func:`pfft.wisdom.stage_choices`), so the key holds that wisdom's
+    generation too: a plan made before the wisdom changed is not handed out after."""
 
     def plan(self, problem: Problem, place, make: Callable) -> PlanCore:
         """The plan cached for ``problem`` on ``place`` (the key: the two side by
-        side), made by ``make(problem, place)`` on a miss."""
-        return self.get_or_make((problem, place), lambda: make(problem, place))
+        side, and :func:`pfft.wisdom.stage_generation`), made by ``make(problem,
+        place)`` on a miss."""
+        key = (problem, place, wisdom.stage_generation())
+        return self.get_or_make(key, lambda: make(problem, place))

@@ -182,12 +182,13 @@ def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
     walk = Walk(chain.in_layout.local_shape,
                 scale / natural_scale(chain.stages, shapes, inverse, engine))
     walk.read_only = not overwrite_input
+    precision = np.result_type(dtype, np.complex64)
     grouped = _grouped(stages)
     i = 0                           # the chain stage grouped[k] starts at
     for k, st in enumerate(grouped):
         nxt = next((s for s in grouped[k + 1:] if _is_transform(s)), None)
         at = At(inverse, weighted, engine, transport, chain.in_layout.balanced,
-                tuple(shapes[i]), layouts[i + _length(st)], nxt)
+                tuple(shapes[i]), layouts[i + _length(st)], nxt, precision)
         (_PIECES_RESOLVERS.get(type(st)) or type(st).resolve)(st, walk, at)
         i += _length(st)
     walk.reorder(range(len(walk.order)))

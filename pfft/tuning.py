@@ -10,7 +10,6 @@ again. The candidate loop, the timing and the progress bar serve
 """
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from dataclasses import replace
@@ -25,8 +24,9 @@ from .front_door import PlanArguments
 from .grid import make_mesh
 from .mesh_plan import get_plan
 from .problem import Problem
+from .stage_tuning import median_seconds, tune_stages
 
-__all__ = ["tune", "candidate_grids", "time_candidates", "time_forward",
+__all__ = ["tune", "candidate_grids", "time_candidates", "time_forward", "local_device",
            "problem_candidates", "problem_name", "random_input", "check_budget", "Progress"]
 
 
@@ -77,7 +77,7 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
          axes: Sequence[int] | None = None, norm: str = "backward",
          spectra: Sequence[str] = ("numpy",), budget_s: float = 60.0, repeats: int = 3,
          progress: bool = True, kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None):
+         orthogonalize: bool | None = None, stages: bool = True):
     """Time the candidate plans for one problem and return the fastest.
 
     Parameters
@@ -101,6 +101,12 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
         Timed runs per candidate (the median counts).
     progress
         Show a progress bar (tqdm if installed).
+    stages
+        Where ``engine="auto"`` chooses an engine per FFT step (on GPUs): first time
+        each FFT step of a candidate's forward and backward programs with each engine
+        (pfft's cuFFT kernels, ``lax.fft``) and keep the faster as wisdom, which
+        every plan made afterwards takes (``pfft.fftn`` and friends too; ``print(plan)``
+        shows the engine of each step). Elsewhere it changes nothing.
 
     Returns
     -------
@@ -115,12 +121,21 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     host = random_input(problem)
 
     def time_one(dims, spectrum):
-        plan = get_plan(replace(problem, spectrum=spectrum), make_mesh(dims, devices))
+        candidate, mesh = replace(problem, spectrum=spectrum), make_mesh(dims, devices)
+        plan = get_plan(candidate, mesh)
+        if stages and tune_stages(plan, local_device(devices), repeats):
+            plan = get_plan(candidate, mesh)       # made again: it takes what was measured
         return plan, time_forward(plan, jax.device_put(host, plan.in_sharding), repeats)
 
     return time_candidates(candidates, time_one, budget_s,
                            Progress(len(candidates), progress, problem_name(problem, "pfft.tune")),
                            key=wisdom.wisdom_key(problem, devices))
+
+
+def local_device(devices):
+    """The first of ``devices`` this process drives (where FFT steps are timed)."""
+    return next((d for d in devices if d.process_index == jax.process_index()),
+                jax.local_devices()[0])
 
 
 def problem_name(problem: Problem, title: str) -> str:
@@ -153,15 +168,7 @@ def check_budget(budget_s: float, repeats: int, where: str) -> None:
 def time_forward(plan, x, repeats: int, sync=None) -> float:
     """Median seconds of ``repeats`` jitted :meth:`forward` calls after a warm-up
     (``sync``: a function that turns one rank's time into the slowest rank's)."""
-    fn = jax.jit(plan.forward)
-    fn(x).block_until_ready()
-    runs = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn(x).block_until_ready()
-        elapsed = time.perf_counter() - t0
-        runs.append(sync(elapsed) if sync else elapsed)
-    return statistics.median(runs)
+    return median_seconds(jax.jit(plan.forward), x, repeats, sync)
 
 
 def time_candidates(candidates, time_one, budget_s: float, bar, key: str,

@@ -466,7 +466,7 @@ def _chosen_call(eng, method: str, a, axes, *args, **kw):
         real, scales_inverse = True, True
         out = a.size // a.shape[axes[-1]] * args[0]
     chosen = eng.choose(axes, a.shape, real=real, scales_inverse=scales_inverse, scale=scale,
-                        n=points, out_size=out)
+                        n=points, out_size=out, dtype=np.result_type(a.dtype, np.complex64))
     got, owed = getattr(chosen, method)(a, axes, *args, **kw)
     return chosen.name, got, owed
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import pfft
-from conftest import TOL, random_array, rel_err, use_engine
+from conftest import TOL, fft_steps, random_array, rel_err, use_engine
 from pfft.engines import native
 from transform_cases import CASES, TOL as TOL_CASES, check
 
@@ -228,3 +228,40 @@ def test_overwrite_x_transforms_a_donated_input_in_its_buffer(kind):
     want = np.fft.fftn(x.astype(np.complex128)) if kind == "c2c" else np.fft.rfftn(
         x.astype(np.float64))
     assert rel_err(y, want) <= 1e-5
+
+
+@pytest.mark.parametrize("grid,kind", [((1,), "r2c"), ((1,), "c2c"), ((1, 1), "r2c")])
+def test_tune_times_each_fft_step_on_the_gpu_and_later_plans_take_it(grid, kind,
+                                                                   monkeypatch):
+    """``pfft.tune`` with ``engine="auto"`` times each FFT step of the plan's programs
+    with pfft's cuFFT kernels and with ``lax.fft`` on the GPU and files the faster under
+    the GPU's kind; a plan made afterwards (on a one-GPU slab or a 1x1 pencil: the same
+    steps) runs exactly those engines, and gives numpy's values."""
+    import json
+
+    from pfft import wisdom
+
+    monkeypatch.setenv("PFFT_ENGINE", "auto")
+    pfft.forget_wisdom()
+    dtype = np.float32 if kind == "r2c" else np.complex64
+    shape = (64, 48, 32)
+    try:
+        pfft.tune(shape, dtype, GPUS[:1], kind=kind, repeats=3, progress=False)
+        filed = wisdom.stage_entries()
+        assert filed and all(json.loads(key)["device_kind"] == GPUS[0].device_kind
+                             for key in filed)
+        for entry in filed.values():
+            assert entry["engine"] == min(entry["timings_s"], key=entry["timings_s"].get)
+        plan = pfft.plan(shape, dtype, pfft.make_mesh(grid, GPUS[:1]), kind=kind)
+        steps = fft_steps(plan, GPUS[0].device_kind)
+        assert steps and all(key in filed for key, _ in steps)
+        assert [name for _, name in steps] == [filed[key]["engine"] for key, _ in steps]
+        x = random_array(np.random.default_rng(4), shape, dtype)
+        want = np.fft.rfftn(x.astype(np.float64)) if kind == "r2c" else np.fft.fftn(
+            x.astype(np.complex128))
+        y = plan.forward(jax.device_put(x, plan.in_sharding))
+        assert rel_err(y, want) <= 1e-5
+        assert rel_err(plan.backward(y), x) <= 1e-5
+    finally:
+        pfft.forget_wisdom()
+        pfft.clear_plan_cache()

@@ -159,7 +159,8 @@ def test_auto_sends_large_inverses_to_the_native_kernel():
 
     engine = PerStageEngine()
     shape = (4, 8, 16)
-    small = dict(real=False, scales_inverse=True, scale=1 / 128, n=128, out_size=512)
+    small = dict(real=False, scales_inverse=True, scale=1 / 128, n=128, out_size=512,
+                 dtype=np.complex64)
     assert engine.choose((1, 2), shape, **small).name == "xla"
     big = dict(small, out_size=lax_fft.SCALE_LIMIT)
     assert engine.choose((1, 2), shape, **big).name == "native"

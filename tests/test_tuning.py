@@ -11,7 +11,7 @@ import pytest
 import pfft
 from pfft import tuning, wisdom
 from pfft.problem import Problem
-from conftest import rel_err
+from conftest import fft_steps, rel_err
 
 
 @pytest.fixture(autouse=True)
@@ -143,3 +143,92 @@ def test_tuning_real_to_real_and_mixed_plans():
                          devices) is not None
     y = plan.forward(jax.device_put(x.astype(np.float32), plan.in_sharding))
     assert y.dtype == np.float32 and rel_err(y, scipy.fft.dstn(x, type=1)) <= 1e-6
+
+
+# -- FFT steps: the engine of each measured and filed, later plans take it --------------
+# engine="auto" chooses per FFT step only on GPUs; here the same per-step engine is built
+# over the CPU kernels and lax.fft (pfft.engines.choice.per_stage_engine), so what is
+# tested is the mechanism: timing, filing, the plans made afterwards.
+
+@pytest.fixture
+def per_step_auto(monkeypatch):
+    from pfft import mesh_plan
+    from pfft.engines import choice
+
+    def engine(name, devices, fuse="auto"):
+        return choice.per_stage_engine(devices or jax.devices()[:1], "cpu")
+    monkeypatch.setattr(mesh_plan, "engine_for_plan", engine)
+
+
+@pytest.mark.parametrize("kind,dtype", [("r2c", np.float32), ("c2c", np.complex64)])
+def test_tune_times_each_fft_step_and_plans_made_after_take_the_faster(per_step_auto, kind,
+                                                                      dtype):
+    shape = (16, 12, 8)
+    pfft.tune(shape, dtype, jax.devices()[:4], kind=kind, repeats=1, progress=False)
+    filed = wisdom.stage_entries()
+    assert filed
+    for entry in filed.values():                  # the faster of the two, both timed
+        assert set(entry["timings_s"]) == {"native", "xla"}
+        assert entry["engine"] == min(entry["timings_s"], key=entry["timings_s"].get)
+    for dims in ((4,), (2, 2)):                   # each candidate's steps were timed
+        plan = pfft.plan(shape, dtype, pfft.make_mesh(dims, jax.devices()[:4]), kind=kind)
+        steps = fft_steps(plan, "cpu")
+        assert steps and all(key in filed for key, _ in steps)
+        assert [name for _, name in steps] == [filed[key]["engine"] for key, _ in steps]
+        x = np.random.default_rng(2).standard_normal(shape).astype(dtype)
+        want = np.fft.rfftn(x) if kind == "r2c" else np.fft.fftn(x)
+        y = plan.forward(x)
+        assert rel_err(y, want) <= 2e-6
+        assert rel_err(plan.backward(y), x) <= 2e-6
+
+
+def test_a_filed_step_overrides_the_rule_and_forgetting_restores_it(per_step_auto):
+    x = np.random.default_rng(3).standard_normal((8, 8, 8)).astype(np.complex64)
+    ruled = pfft.plan(x.shape, x.dtype)
+    assert ruled.fft_engines() == ["xla"]        # innermost axes: lax.fft, by the rule
+    (key, _), = fft_steps(ruled, "cpu")[:1]
+    wisdom.record_stage(key, {"engine": "native", "timings_s": {"native": 1.0, "xla": 2.0}})
+    measured = pfft.plan(x.shape, x.dtype)
+    assert measured is not ruled                  # the cache does not hand out the old plan
+    assert measured.fft_engines() == ["native"]
+    assert "by native" in str(measured)
+    assert rel_err(measured.forward(x), np.fft.fftn(x)) <= 2e-6
+    generation = wisdom.stage_generation()        # the same choice again changes nothing
+    wisdom.record_stage(key, {"engine": "native", "timings_s": {"native": 1.5, "xla": 2.0}})
+    assert wisdom.stage_generation() == generation and pfft.plan(x.shape, x.dtype) is measured
+    pfft.forget_wisdom()
+    assert pfft.plan(x.shape, x.dtype).fft_engines() == ["xla"]
+
+
+def test_fft_step_wisdom_round_trips_and_bad_entries_are_refused(tmp_path):
+    key = wisdom.stage_key("NVIDIA H200", np.complex64, (256, 256, 256), (0, 1, 2),
+                           real=True, inverse=False, scale=1.0)
+    assert json.loads(key)["shape"] == [256, 256, 256]
+    wisdom.record_stage(key, {"engine": "xla", "timings_s": {"native": 2e-3, "xla": 1e-3}})
+    assert wisdom.stage_choices("NVIDIA H200") == ((key, "xla"),)
+    assert wisdom.stage_choices("NVIDIA H100 80GB HBM3") == ()
+    path = tmp_path / "wisdom.json"
+    pfft.save_wisdom(path)
+    pfft.forget_wisdom()
+    assert wisdom.stage_entries() == {}
+    assert pfft.load_wisdom(path) == 1
+    assert wisdom.stage_choices("NVIDIA H200") == ((key, "xla"),)
+    grids_only = tmp_path / "grids.json"           # a file of grids alone loads
+    grids_only.write_text(json.dumps({"pfft_wisdom": 1, "entries": {}}))
+    assert pfft.load_wisdom(grids_only) == 0
+    for bad in ({"engine": "cufft"}, "xla"):
+        with pytest.raises(ValueError, match="bad FFT step entry"):
+            wisdom.record_stage(key, bad)
+    with pytest.raises(ValueError, match="bad FFT step entry"):
+        wisdom.record_stage('{"shape": [4]}', {"engine": "xla"})
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"pfft_wisdom": 1, "entries": {},
+                                  "stages": {key: {"engine": "fftw"}}}))
+    with pytest.raises(ValueError, match="load_wisdom: bad FFT step entry"):
+        pfft.load_wisdom(broken)
+
+
+def test_stage_tuning_leaves_a_plan_that_does_not_choose_per_step_alone():
+    plan = pfft.tune((8, 8, 8), np.complex64, 1, repeats=1, progress=False)
+    assert not hasattr(plan.engine, "choose")     # CPU "auto": one engine for every step
+    assert wisdom.stage_entries() == {}

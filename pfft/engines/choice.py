@@ -18,13 +18,13 @@ import warnings
 
 import jax
 
-from .. import settings
+from .. import settings, wisdom
 from ..interfaces import Engine
 from . import native, xla
 from .native import NativeEngine
 from .per_stage import PerStageEngine
 
-__all__ = ["engine_for_plan", "NativeEngine", "PerStageEngine", "ENGINES"]
+__all__ = ["engine_for_plan", "per_stage_engine", "NativeEngine", "PerStageEngine", "ENGINES"]
 
 ENGINES = ("auto", "native", "xla", "cufft")
 _log = logging.getLogger("pfft")
@@ -85,6 +85,13 @@ def engine_for_plan(name: str | None, devices, fuse: bool | str = "auto") -> Eng
     if _choose(name, platform) == "xla":
         return xla.ENGINE
     if name == "auto" and platform != "cpu":
-        return PerStageEngine(1, platform)
+        return per_stage_engine(devices, platform)
     local = sum(1 for d in devices if d.process_index == jax.process_index()) or 1
     return NativeEngine(max(1, native.num_threads() // local), platform, fuse)
+
+
+def per_stage_engine(devices, platform: str = "gpu") -> PerStageEngine:
+    """``engine="auto"``'s engine on GPUs: a :class:`PerStageEngine` for ``devices``'
+    kind holding what wisdom now says of its FFT steps (:func:`pfft.tune`)."""
+    kind = devices[0].device_kind
+    return PerStageEngine(1, platform, kind, wisdom.stage_choices(kind))

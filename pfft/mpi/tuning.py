@@ -17,6 +17,7 @@ from mpi4py import MPI
 
 from .. import tuning, wisdom
 from ..front_door import PlanArguments
+from ..stage_tuning import tune_stages
 from .grid import ProcessGrid
 from .rank_plan import get_plan
 
@@ -32,12 +33,13 @@ def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
          axes: Sequence[int] | None = None, norm: str = "backward",
          spectra: Sequence[str] = ("numpy",), budget_s: float = 60.0, repeats: int = 3,
          progress: bool = True, kinds: Sequence[str] | None = None,
-         orthogonalize: bool | None = None):
+         orthogonalize: bool | None = None, stages: bool = True):
     """Time every slab and pencil process grid of ``grid``'s ranks for one problem and
     return the fastest plan (collective: every rank calls it with the same arguments).
 
     Parameters are :func:`pfft.tune`'s, with ``grid`` (a
-    :class:`~pfft.mpi.ProcessGrid`) for the devices; ``progress`` shows on rank 0.
+    :class:`~pfft.mpi.ProcessGrid`) for the devices; ``progress`` shows on rank 0;
+    with ``stages`` each rank times its own device's FFT steps.
     Each candidate's time is the median over ``repeats`` of the slowest rank's.
 
     Returns
@@ -60,7 +62,12 @@ def tune(shape: Sequence[int], dtype, grid: ProcessGrid, *, kind: str = "c2c",
         return comm.allreduce(seconds, op=MPI.MAX)
 
     def time_one(dims, spectrum):
-        plan = get_plan(replace(problem, spectrum=spectrum), grid.regrid(dims))
+        candidate, place = replace(problem, spectrum=spectrum), grid.regrid(dims)
+        plan = get_plan(candidate, place)
+        # each rank times its own device's steps: engines may differ between ranks,
+        # the exchanges do not
+        if stages and tune_stages(plan, jax.local_devices()[0], repeats):
+            plan = get_plan(candidate, place)
         x = jnp.asarray(host[plan.local_in_slices])
         comm.Barrier()
         return plan, tuning.time_forward(plan, x, repeats, sync=slowest)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+import numpy as np
+
 from .. import executor
 
 __all__ = ["Walk", "At", "Reorder", "Rescale", "factor_text", "order_for", "engine_for",
@@ -135,7 +137,8 @@ def order_for(order, last, *, exact: bool = False) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class At:
     """What resolving one stage reads: the run's settings, the logical global shape
-    before the stage, the layout after it, and the next local transform."""
+    before the stage, the layout after it, the next local transform, and the complex
+    dtype of the plan's transforms (``precision``)."""
 
     inverse: bool
     weighted: bool
@@ -145,6 +148,7 @@ class At:
     shape: tuple[int, ...]
     layout_after: Any
     next_transform: Any
+    precision: np.dtype = np.dtype(np.complex128)
 
 
 def engine_for(walk: Walk, at: At, positions, *, real: bool, scales_inverse: bool,
@@ -155,7 +159,7 @@ def engine_for(walk: Walk, at: At, positions, *, real: bool, scales_inverse: boo
     if choose is None:
         return at.engine
     return choose(positions, walk.physical(), real=real, scales_inverse=scales_inverse,
-                  scale=walk.scale, n=points, out_size=out_size)
+                  scale=walk.scale, n=points, out_size=out_size, dtype=at.precision)
 
 
 def take_for(walk: Walk, engine) -> float:
