@@ -23,8 +23,9 @@ inverse transform over the innermost axes goes to XLA only where that factor is
 there XLA's GPU FFT leaves inverses unscaled, ``lax_fft`` rewrites them at the cost of
 a pass or two, and the native kernel, exact at every size, runs them. Under this rule
 the H200's per-device programs (4–256 devices, 512³–2048³) ran within 5 % of the
-better single engine in 62 of 68, the other six 1.06–1.22× it, while a copy of the
-same block varied by up to 15 % between rows.
+better single engine in 61 of 67; of the other six (1.06–1.22×), four where a copy of
+the same block varied by 18–38 % between the rows, and two inverses of 2³¹-point
+blocks that XLA's FFT then left unscaled (faster, but wrong; now rewritten).
 """
 from __future__ import annotations
 
