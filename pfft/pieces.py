@@ -40,9 +40,10 @@ if TYPE_CHECKING:     # the kinds' passes are here, the kinds name them (no impo
     from .stage_kinds.r2r import LocalR2R
 
 __all__ = ["Pieces", "Send", "enabled", "swaps", "swap_pays", "shifts_pay", "as_pieces", "fused",
-           "pairs_enabled", "in_place_enabled", "transform", "c2c_stage", "real_stage",
-           "r2r_stage", "PassSettings", "ready_for", "pack",
-           "exchange", "assemble", "FusedTransform", "PiecesExchange", "rewrite", "BRANCHES"]
+           "pairs_enabled", "in_place_enabled", "transform", "Form", "Route", "run_route",
+           "c2c_route", "real_route", "r2r_route", "real_settings", "PassSettings",
+           "ready_for", "pack", "exchange", "assemble", "FusedTransform", "PiecesExchange",
+           "rewrite", "BRANCHES"]
 
 # Per-device block bytes per shift beyond the first below which one all-to-all beats
 # ``p - 1`` shifts: each shift is a collective of its own (100-170 µs fixed on the
@@ -300,21 +301,45 @@ def _in_place(data, axes, c: PassSettings):
     return c.engine.fft(data, tuple(a - data.ndim for a in axes), c.inverse, inplace=True)[0]
 
 
-def _pairs_pay(data, first: int, second: int, exchange: Exchange | None, engine) -> bool:
+class Form(NamedTuple):
+    """What a stage's passes are handed, as the program sees it when it is made: the
+    block's logical shape, and the axis its pieces are cut along (``None``: one
+    array)."""
+
+    shape: tuple[int, ...]
+    cut: int | None
+
+
+class Route(NamedTuple):
+    """How a stage's passes go, chosen when the program is made (:func:`c2c_route`,
+    :func:`real_route`, :func:`r2r_route`): a branch (:data:`BRANCHES`) and its
+    arguments; a branch that hands the rest of its stage on to a complex transform
+    carries that one's route among them."""
+
+    branch: str
+    args: tuple = ()
+
+    def __str__(self) -> str:
+        nested = [str(a) for a in self.args if isinstance(a, Route)]
+        return "; ".join([self.branch] + nested)
+
+
+def _pairs_pay(form: Form, first: int, second: int, exchange: Exchange | None,
+               engine) -> bool:
     """Whether passes along ``first`` then ``second`` run as one call: the block has
     other axes, not cut on either side, that hold enough sub-blocks to share among
     the threads (else the kernel would run the two passes whole anyway)."""
     if not pairs_enabled(engine):
         return False
-    cut = {data.axis if isinstance(data, Pieces) else None,
-           exchange.scatter if exchange else None, first, second}
-    subs = math.prod(d for a, d in enumerate(data.shape) if a not in cut)
+    cut = {form.cut, exchange.scatter if exchange else None, first, second}
+    subs = math.prod(d for a, d in enumerate(form.shape) if a not in cut)
     return subs >= max(8, 2 * int(engine.nthreads or 1))
 
 
-#: every way a stage's passes can go, by name (each a function below): where the
-#: stage's factor is applied differs between them, so tests reach each with a factor
-#: that is not 1 (tests/test_scale_placements.py)
+#: every way a stage's passes can go, by name (each a function below, taking the block,
+#: its route's arguments and the stage's settings): where the stage's factor is applied
+#: differs between them, so tests reach each with a factor that is not 1
+#: (tests/test_scale_placements.py)
 BRANCHES: dict[str, Callable] = {}
 
 
@@ -325,22 +350,22 @@ def _branch(name: str):
     return register
 
 
-def _run_branch(name: str, *args):
-    return BRANCHES[name](*args)
+def run_route(data, route: Route, c: PassSettings):
+    """The passes ``route`` says, on ``data`` (an array or :class:`Pieces`)."""
+    return BRANCHES[route.branch](data, *route.args, c)
 
 
-def _c2c(data, axes, c: PassSettings):
+def c2c_route(form: Form, axes: tuple[int, ...], exchange: Send | None, engine) -> Route:
     """A complex FFT over ``axes``: the kernel's pass along the axis the input or the
     output is cut along (else the last), the others in place."""
-    cut_in = data.axis if isinstance(data, Pieces) else None
-    cut_out = c.exchange.scatter if c.exchange else None
-    f = cut_in if cut_in in axes else cut_out if cut_out in axes else axes[-1]
+    cut_out = exchange.scatter if exchange else None
+    f = form.cut if form.cut in axes else cut_out if cut_out in axes else axes[-1]
     rest = tuple(a for a in axes if a != f)
     if cut_out in rest:                 # cut on the way out: transform it before
-        return _run_branch("c2c: the other axes first", data, f, rest, c)
-    if rest and _pairs_pay(data, rest[-1], f, c.exchange, c.engine):
-        return _run_branch("c2c: a pair", data, f, rest, c)
-    return _run_branch("c2c: the kernel's axis first", data, f, rest, c)
+        return Route("c2c: the other axes first", (f, rest))
+    if rest and _pairs_pay(form, rest[-1], f, exchange, engine):
+        return Route("c2c: a pair", (f, rest))
+    return Route("c2c: the kernel's axis first", (f, rest))
 
 
 def _c2c_pass(f: int, c: PassSettings, scale: float) -> Pass:
@@ -367,8 +392,11 @@ def _c2c_kernel_first(data, f, rest, c: PassSettings):
     return _in_place(out, rest, c)
 
 
-def transform(data, st: LocalFFT | RealFFT | LocalR2R, c: PassSettings, weighted: bool):
-    """Local FFT, DCT or DST stage ``st`` of a block (an array or :class:`Pieces`).
+def transform(data, st: LocalFFT | RealFFT | LocalR2R, route: Route, c: PassSettings,
+              weighted: bool):
+    """Local FFT, DCT or DST stage ``st`` of a block (an array or :class:`Pieces`), its
+    passes as ``route`` says (the stage's ``pieces_route``, chosen when the program
+    was made).
 
     Returns :class:`Pieces` cut for ``c.exchange`` (send order), or an array when
     that is None. ``c.shape`` is the logical global shape before the stage. The
@@ -383,23 +411,18 @@ def transform(data, st: LocalFFT | RealFFT | LocalR2R, c: PassSettings, weighted
     its passes can go a branch (:data:`BRANCHES`), and ``c.scale`` is applied once, by
     one pass, whichever it is.
     """
-    return st.pieces_pass(data, c, weighted)
+    return st.pieces_pass(data, route, c, weighted)
 
 
-def r2r_stage(data, st: LocalR2R, c: PassSettings, weighted: bool):
+def r2r_route(st: LocalR2R) -> Route:
     """A DCT/DST stage: one pass along its axis."""
-    return _run_branch("r2r", data, st, c)
+    return Route("r2r", (st,))
 
 
 @_branch("r2r")
 def _r2r_pass(data, st: LocalR2R, c: PassSettings):
     op = st.op_for(c.inverse)
     return _kernel(data, Pass("r2r", st.axis, op.n, op.n, c.scale, op=op), c)
-
-
-def c2c_stage(data, st: LocalFFT, c: PassSettings, weighted: bool):
-    """A complex FFT stage over one or more axes."""
-    return _c2c(data, st.axes, c)
 
 
 def _halved_pass(data, st: RealFFT, c: PassSettings):
@@ -409,22 +432,30 @@ def _halved_pass(data, st: RealFFT, c: PassSettings):
     return _kernel(data, Pass(kind, st.axis, st.n, out_len, c.scale, c.weights), c)
 
 
-def _with_weights(c: PassSettings, st: RealFFT, weighted: bool) -> PassSettings:
+def real_settings(c: PassSettings, st: RealFFT, weighted: bool) -> PassSettings:
     """``c`` with real stage ``st``'s bin weights where the transform is transposed."""
     return replace(c, weights=st.transposed_weights() if weighted else None)
 
 
-def _r2c_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
+def real_route(form: Form, st: RealFFT, exchange: Send | None, engine) -> Route:
+    """A real stage's route (:func:`_r2c_route` or :func:`_c2r_route`)."""
+    return (_r2c_route if st.to_complex else _c2r_route)(form, st, exchange, engine)
+
+
+def _r2c_route(form: Form, st: RealFFT, exchange: Send | None, engine) -> Route:
     """Real to complex: the halved axis first, then the stage's other axes (the one the
     output is cut along in the same call where pairing pays)."""
     rest = tuple(a for a in st.axes if a != st.axis)
-    cut_out = c.exchange.scatter if c.exchange else None
-    c = _with_weights(c, st, weighted)
+    cut_out = exchange.scatter if exchange else None
     if cut_out not in rest:
-        return _run_branch("r2c: the halved axis, the others in place", data, st, rest, c)
-    if _pairs_pay(data, st.axis, cut_out, c.exchange, c.engine):
-        return _run_branch("r2c: a pair with the cut axis", data, st, rest, c)
-    return _run_branch("r2c: the halved axis, then the others", data, st, rest, c)
+        return Route("r2c: the halved axis, the others in place", (st, rest))
+    if _pairs_pay(form, st.axis, cut_out, exchange, engine):
+        return Route("r2c: a pair with the cut axis", (st, rest))
+    # the halved axis to one array, then the other axes as a complex stage
+    half = list(form.shape)
+    half[st.axis] = st.half
+    return Route("r2c: the halved axis, then the others",
+                 (st, rest, c2c_route(Form(tuple(half), None), rest, exchange, engine)))
 
 
 @_branch("r2c: the halved axis, the others in place")
@@ -441,28 +472,29 @@ def _r2c_pair(data, st, rest, c: PassSettings):
 
 
 @_branch("r2c: the halved axis, then the others")
-def _r2c_then_rest(data, st, rest, c: PassSettings):
+def _r2c_then_rest(data, st, rest, then: Route, c: PassSettings):
     # the halved axis to one array, then the other axes, the cut one last
     half = _halved_pass(data, st, replace(c, exchange=None))
     new = list(c.shape)
     new[st.axis] = st.half
-    return _c2c(half, rest, replace(c, scale=1.0, shape=tuple(new)))
+    return run_route(half, then, replace(c, scale=1.0, shape=tuple(new)))
 
 
-def _c2r_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
+def _c2r_route(form: Form, st: RealFFT, exchange: Send | None, engine) -> Route:
     """Complex to real: the stage's other axes first, the halved axis last (in one call
     with the axis the input is cut along, or the last other one, where pairing pays)."""
     h, rest = st.axis, tuple(a for a in st.axes if a != st.axis)
-    cut_in = data.axis if isinstance(data, Pieces) else None
-    f = cut_in if cut_in in rest else rest[-1] if rest else None
-    c = _with_weights(c, st, weighted)
-    if rest and cut_in != h and _pairs_pay(data, f, h, c.exchange, c.engine):
-        return _run_branch("c2r: a pair with the halved axis", data, st, rest, f, c)
-    if rest and cut_in == h:            # cut along the halved axis: the c2r reads it
-        return _run_branch("c2r: cut along the halved axis", data, st, rest, f, c)
-    if rest:                            # the complex axes first, into one array
-        return _run_branch("c2r: the others first", data, st, rest, f, c)
-    return _run_branch("c2r: the halved axis alone", data, st, rest, f, c)
+    f = form.cut if form.cut in rest else rest[-1] if rest else None
+    if rest and form.cut != h and _pairs_pay(form, f, h, exchange, engine):
+        return Route("c2r: a pair with the halved axis", (st, rest, f))
+    if rest and form.cut == h:          # cut along the halved axis: the c2r reads it
+        return Route("c2r: cut along the halved axis", (st, rest))
+    if rest and form.cut is not None:   # the complex axes of the pieces into one array
+        return Route("c2r: the others first",
+                     (st, c2c_route(form, rest, None, engine)))
+    if rest:                            # the complex axes of the array first
+        return Route("c2r: the others first", (st, rest))
+    return Route("c2r: the halved axis alone", (st,))
 
 
 @_branch("c2r: a pair with the halved axis")
@@ -474,25 +506,22 @@ def _c2r_pair(data, st, rest, f, c: PassSettings):
 
 
 @_branch("c2r: cut along the halved axis")
-def _c2r_cut_halved(data, st, rest, f, c: PassSettings):
+def _c2r_cut_halved(data, st, rest, c: PassSettings):
     return _halved_pass(_in_place(data, rest, c), st, c)
 
 
 @_branch("c2r: the others first")
-def _c2r_rest_first(data, st, rest, f, c: PassSettings):
-    data = (_c2c(data, rest, replace(c, exchange=None)) if isinstance(data, Pieces) else
-            c.engine.fft(data, tuple(a - data.ndim for a in rest), c.inverse, scale=c.scale)[0])
+def _c2r_rest_first(data, st, rest, c: PassSettings):
+    # ``rest``: the route of the pieces' complex transform, or the array's axes
+    data = (run_route(data, rest, replace(c, exchange=None)) if isinstance(rest, Route)
+            else c.engine.fft(data, tuple(a - data.ndim for a in rest), c.inverse,
+                              scale=c.scale)[0])
     return _halved_pass(data, st, replace(c, scale=1.0))
 
 
 @_branch("c2r: the halved axis alone")
-def _c2r_alone(data, st, rest, f, c: PassSettings):
+def _c2r_alone(data, st, c: PassSettings):
     return _halved_pass(data, st, c)
-
-
-def real_stage(data, st: RealFFT, c: PassSettings, weighted: bool):
-    return (_r2c_stage if st.to_complex else _c2r_stage)(data, st, c, weighted)
-
 
 
 def ready_for(data, st: Send) -> bool:

@@ -12,7 +12,9 @@ open, taken when the plan is made,
 - the form of each exchange: XLA's all-to-all cutting and stacking the axes itself,
   or packed into a leading device axis first (with the reorder the next transform
   wants folded in), or, on the native CPU engine, pieces the FFTs write and read
-  (one swap, or cyclic shifts: :mod:`pfft.pieces`);
+  (one swap, or cyclic shifts: :mod:`pfft.pieces`), each such FFT's passes in the
+  order its route says (:class:`pfft.pieces.Route`: which pass takes the factor,
+  which two run as one call);
 - which DCT/DST stages run as one group;
 - where each factor is applied: fused into a transform, or in the next copy (a
   transpose, a pack), or in a multiply at the end;
@@ -50,10 +52,11 @@ __all__ = ["Program", "resolve", "Reorder", "Fft", "RealFft", "R2rGroup", "Trunc
 class FusedPasses:
     """A local transform as passes of the pieces kernel (:mod:`pfft.pieces`): it reads
     the pieces the exchange before it delivered (or an array) and writes the pieces
-    the exchange after it sends (or one array); ``shape``: the logical global shape
-    before it."""
+    the exchange after it sends (or one array), its passes going as ``route`` says;
+    ``shape``: the logical global shape before it."""
 
     fused: Any                      # pieces.FusedTransform
+    route: Any                      # pieces.Route
     kernels: Any
     inverse: bool
     weighted: bool
@@ -63,11 +66,13 @@ class FusedPasses:
     def run(self, data, transport):
         settings = pieces_path.PassSettings(self.kernels, transport, self.inverse, self.scale,
                                             self.fused.send, self.shape)
-        return pieces_path.transform(data, self.fused.stage, settings, self.weighted)
+        return pieces_path.transform(data, self.fused.stage, self.route, settings,
+                                     self.weighted)
 
     def __str__(self) -> str:
         send = ", writing the pieces the exchange sends" if self.fused.send else ""
-        return f"{self.fused.stage}, by native (pieces kernel){send}{factor_text(self.scale)}"
+        return (f"{self.fused.stage}, by native (pieces kernel: {self.route}){send}"
+                f"{factor_text(self.scale)}")
 
 
 @dataclass(frozen=True)
@@ -198,10 +203,15 @@ def resolve(chain: Chain, *, inverse: bool, weighted: bool, scale: float, dtype,
 
 
 def _fused(st: pieces_path.FusedTransform, walk: Walk, at: At) -> None:
+    last = walk.steps[-1] if walk.steps else None       # pieces in: cut where they landed
+    cut = (last.move.send.gather if isinstance(last, PiecesMove) and not last.move.assemble
+           else None)
+    route = st.stage.pieces_route(pieces_path.Form(walk.physical(), cut), st.send,
+                                  at.engine.pieces)
     for a in st.stage.axes:         # whole: the stage's own sizes after it
         walk.extent[a] = at.layout_after.local_size(a)
-    walk.add(FusedPasses(st, at.engine.pieces, at.inverse, at.weighted, walk.take_scale(),
-                         at.shape))
+    walk.add(FusedPasses(st, route, at.engine.pieces, at.inverse, at.weighted,
+                         walk.take_scale(), at.shape))
 
 
 def _pieces_exchange(st: pieces_path.PiecesExchange, walk: Walk, at: At) -> None:

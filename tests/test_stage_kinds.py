@@ -35,10 +35,12 @@ def test_the_table_is_the_union():
 
 
 def test_local_transforms_have_a_pieces_form():
-    """The kinds the pieces kernel runs are the local transforms; data movements
-    have no pieces form."""
+    """The kinds the pieces kernel runs are the local transforms (a route chosen when
+    the program is made, and the passes it runs); data movements have no pieces
+    form."""
     for kind in STAGE_KINDS:
-        assert callable(getattr(kind, "pieces_pass", None)) == kind.local_transform, kind
+        for hook in ("pieces_route", "pieces_pass"):
+            assert callable(getattr(kind, hook, None)) == kind.local_transform, (kind, hook)
 
 
 GRID = (("x", 2), ("y", 2))

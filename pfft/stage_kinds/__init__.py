@@ -16,9 +16,11 @@ value) and every rule about it:
   carries;
 - ``local_transform`` (and for one, ``exact_axes``): whether an exchange before it
   orders the block for it (its axes innermost, in their listed order if exact);
-- ``pieces_pass(data, settings, weighted)``, for a local transform the pieces kernel
-  runs (:mod:`pfft.pieces`): the passes it runs as; a kind without it never fuses
-  with an exchange;
+- ``pieces_route(form, send, kernels)`` and ``pieces_pass(data, route, settings,
+  weighted)``, for a local transform the pieces kernel runs (:mod:`pfft.pieces`): how
+  its passes go, chosen when the program is made (which pass takes the factor, which
+  run as a pair), and those passes run; a kind without them never fuses with an
+  exchange;
 - ``join(before)``, for a kind whose stages in a row run as one step (DCT/DST): the
   run it makes with the stage before it.
 

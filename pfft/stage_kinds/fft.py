@@ -54,9 +54,13 @@ class LocalFFT(OnAxes):
         inplace = not walk.read_only
         walk.add(Fft(self, pos, engine, at.inverse, take_for(walk, engine), inplace))
 
-    def pieces_pass(self, data, settings, weighted: bool):
+    def pieces_route(self, form, send, kernels):
+        """How its passes of the pieces kernel go (:func:`pfft.pieces.c2c_route`)."""
+        return pieces.c2c_route(form, self.axes, send, kernels)
+
+    def pieces_pass(self, data, route, settings, weighted: bool):
         """Its passes of the pieces kernel (:func:`pfft.pieces.transform`)."""
-        return pieces.c2c_stage(data, self, settings, weighted)
+        return pieces.run_route(data, route, settings)
 
 
 @dataclass(frozen=True)
@@ -124,9 +128,14 @@ class RealFFT(OnAxes):
         walk.extent[self.axis] = self.half if self.to_complex else self.n
         walk.add(RealFft(self, pos, engine, at.inverse, scale, weights))
 
-    def pieces_pass(self, data, settings, weighted: bool):
-        """Its passes of the pieces kernel (:func:`pfft.pieces.transform`)."""
-        return pieces.real_stage(data, self, settings, weighted)
+    def pieces_route(self, form, send, kernels):
+        """How its passes of the pieces kernel go (:func:`pfft.pieces.real_route`)."""
+        return pieces.real_route(form, self, send, kernels)
+
+    def pieces_pass(self, data, route, settings, weighted: bool):
+        """Its passes of the pieces kernel (:func:`pfft.pieces.transform`), the
+        transposed transform's bin weights fused in where ``weighted``."""
+        return pieces.run_route(data, route, pieces.real_settings(settings, self, weighted))
 
 
 @dataclass(frozen=True)

@@ -72,9 +72,13 @@ class LocalR2R(OnOneAxis):
         """Its step: a run of one."""
         R2rRun((self,)).resolve(walk, at)
 
-    def pieces_pass(self, data, settings, weighted: bool):
+    def pieces_route(self, form, send, kernels):
+        """How its pass of the pieces kernel goes (:func:`pfft.pieces.r2r_route`)."""
+        return pieces.r2r_route(self)
+
+    def pieces_pass(self, data, route, settings, weighted: bool):
         """Its pass of the pieces kernel (:func:`pfft.pieces.transform`)."""
-        return pieces.r2r_stage(data, self, settings, weighted)
+        return pieces.run_route(data, route, settings)
 
 
 @dataclass(frozen=True)
