@@ -321,7 +321,7 @@ class Route(NamedTuple):
 
     def __str__(self) -> str:
         nested = [str(a) for a in self.args if isinstance(a, Route)]
-        return "; ".join([self.branch] + nested)
+        return self.branch + "".join(f" ({n})" for n in nested)
 
 
 def _pairs_pay(form: Form, first: int, second: int, exchange: Exchange | None,
