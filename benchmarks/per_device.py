@@ -83,8 +83,9 @@ from . import exact  # noqa: E402
 from .common import first_device, median_time, write_results  # noqa: E402
 from .device_program import (ENGINES, PLANS, Compiler, CopyTransport,  # noqa: E402
                              block_math, device_memory as _device_memory, engines_for,
-                             exchange_bytes, floor_fft_ms, floor_transform, grid_of, machine,
-                             make_block, program, rel_diff, transfer, transfer_spec)
+                             exchange_bytes, failure_text as _short, floor_fft_ms,
+                             floor_transform, grid_of, machine, make_block, program,
+                             rel_diff, transfer, transfer_spec)
 from .model_report import measured_table  # noqa: E402
 
 __all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures", "machine",
@@ -214,13 +215,6 @@ def _lower(case: Case, device):
     return kept, donated
 
 
-def _short(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
-        return "OOM"
-    return "error: " + text.splitlines()[0][:160]
-
-
 def _timed(fn, *args, repeats: int, warmup: int = 0) -> float:
     """Median ms of ``fn(*args)`` after ``warmup`` calls (by default none: the caller's
     first call, which checks the result, warmed it up), in batches of back-to-back
@@ -254,6 +248,7 @@ def run(cases_: list[Case], device, *, repeats: int = 5, check_max_mib: float = 
         for c in group:
             if pending[id(c)] is not None:
                 _compiled(c, pending[id(c)], limit)
+        comp.settle()                             # no compilation beside the timings
         for c in group:
             if c.status or c.compiled is None:
                 continue
