@@ -16,13 +16,15 @@
   the same size (``jnp.fft.fftn`` / ``rfftn``: cuFFT's 3-D transform on a GPU), the
   transform part of the local work's floor;
 - :func:`measured_ms`: a helper's time on a block, measured once per shape (the
-  floors), and :func:`failure_text`, how a failure is reported (``OOM`` for an
-  out-of-memory);
+  floors; :mod:`benchmarks.stage_times` each step's), and :func:`failure_text`, how a
+  failure is reported (``OOM`` for an out-of-memory);
 - :func:`device_memory` and :func:`machine`: what XLA may use of the device, and the
   columns every row carries.
 
 The plan is reached only through its public seam: ``PlanCore`` (handed the stand-in
-transport), ``core.transform``, ``Transform.apply(block, variant)``, ``Transform.chain_for(variant)`` and
+transport), ``core.transform``, ``Transform.apply(block, variant)``,
+``Transform.chain_for(variant)``, ``Transform.program(variant)`` (the resolved steps,
+each run alone by :mod:`benchmarks.stage_times`) and
 :class:`pfft.interfaces.TransportCapabilities`.
 """
 from __future__ import annotations

@@ -18,14 +18,14 @@ import os
 from .common import markdown_table, pyplot, read_results, save_plot
 from .cost_model import (ANCHORS, GOAL, H100_NCCL, Anchor, exchange_seconds, largest_n,
                          model_grid, per_device_prediction, system_table)
-from .floors import FLOOR_GOAL, floor_verdict
+from .floors import FLOOR_GOAL, STAGE_COLUMNS, STAGE_NOTE, floor_verdict, worst_cell
 
 __all__ = ["load_per_device", "measured_table", "floor_verdict", "predictions",
            "per_device_report", "per_device_plot", "report", "DOCS", "FLOOR_GOAL"]
 
 TEXT_COLUMNS = ("platform", "device", "device_memory_gib", "date", "jax", "command", "plan",
                 "grid", "kind", "direction", "engine", "fft_engines", "exchange_groups",
-                "exchange_sizes", "exchange_mib", "status")
+                "exchange_sizes", "exchange_mib", "status") + STAGE_COLUMNS
 ITEMSIZE = {"c2c": 8, "r2c": 4}           # bytes of an input point: complex64, float32
 MEMORY_GOAL = (3.0, 2.0)                  # blocks a device may need: kept, donated
 
@@ -98,7 +98,7 @@ MEASURED_NOTE = (
     "`ifftn` / `irfftn` backward: cuFFT's 3-D transform on a GPU) plus one copy of the "
     "bytes each exchange moves (the copy of block scaled to them: for c2c one copy of the "
     "block per exchange); local / floor: the local work over it (– where a run measured "
-    "no floor). memory: "
+    "no floor). " + STAGE_NOTE + " memory: "
     "arguments + outputs + temporaries (`compiled.memory_analysis()`) in blocks of the "
     "input, kept and with the input donated (the native engine's cuFFT work area is among "
     "the temporaries; the work area of `lax.fft`'s cuFFT plans, which XLA allocates when "
@@ -116,7 +116,8 @@ def measured_table(rows: list[dict], header: str = "") -> str:
     for r in rows:
         v = dict(r, exchange_names=_exchange_names(r), plan_grid=f"{r['plan']} {r['grid']}",
                  memory=_pair(r.get("kept_blocks"), r.get("donated_blocks")), check=_check(r),
-                 time=r["status"] if r["status"] != "ok" else f"{_num(r['ms']):.3g}")
+                 time=r["status"] if r["status"] != "ok" else f"{_num(r['ms']):.3g}",
+                 worst=worst_cell(r))
         for key in ("copy_ms", "copies_ms", "local_ms", "local_over_copy", "block_mib",
                     "floor_ms", "local_over_floor"):
             v[key] = _num(r.get(key))
@@ -131,6 +132,7 @@ def measured_table(rows: list[dict], header: str = "") -> str:
                ("local_over_copy", "local / copy", "{:.2f}"),
                ("floor_ms", "floor (ms)", "{:.3g}"),
                ("local_over_floor", "local / floor", "{:.2f}"),
+               ("worst", "worst stage (local / floor)", "{}"),
                ("memory", "memory kept / donated (blocks)", "{}"), ("check", "check", "{}")]
     out = [header, ""] if header else []
     out += [markdown_table(view, columns), "", MEASURED_NOTE + _routes(rows) + "."]
