@@ -15,11 +15,16 @@
 - :func:`floor_transform` and :func:`floor_fft_ms`: the device's own FFT of a block of
   the same size (``jnp.fft.fftn`` / ``rfftn``: cuFFT's 3-D transform on a GPU), the
   transform part of the local work's floor;
+- :func:`measured_ms`: a helper's time on a block, measured once per shape (the
+  floors; :mod:`benchmarks.stage_times` each step's), and :func:`failure_text`, how a
+  failure is reported (``OOM`` for an out-of-memory);
 - :func:`device_memory` and :func:`machine`: what XLA may use of the device, and the
   columns every row carries.
 
 The plan is reached only through its public seam: ``PlanCore`` (handed the stand-in
-transport), ``core.transform``, ``Transform.apply(block, variant)``, ``Transform.chain_for(variant)`` and
+transport), ``core.transform``, ``Transform.apply(block, variant)``,
+``Transform.chain_for(variant)``, ``Transform.program(variant)`` (the resolved steps,
+each run alone by :mod:`benchmarks.stage_times`) and
 :class:`pfft.interfaces.TransportCapabilities`.
 """
 from __future__ import annotations
@@ -29,7 +34,7 @@ import datetime
 import math
 import os
 import platform
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import jax
@@ -48,8 +53,8 @@ from pfft.stages import Exchange, LocalFFT, RealFFT
 
 __all__ = ["CopyTransport", "transfer", "block_math", "program", "exchange_bytes",
            "make_block", "rel_diff", "Compiler", "transfer_spec", "grid_of",
-           "engines_for", "floor_transform", "floor_fft_ms", "device_memory", "machine",
-           "ENGINES", "PLANS"]
+           "engines_for", "floor_transform", "floor_fft_ms", "measured_ms", "failure_text",
+           "device_memory", "machine", "ENGINES", "PLANS"]
 
 ENGINES = ("native", "xla", "auto")
 PLANS = ("slab", "pencil")
@@ -297,16 +302,26 @@ def rel_diff(a, b) -> float:
 class Compiler:
     """Compiles lowered programs in a pool of threads (XLA compiles without the
     interpreter lock), remembers helper programs by their arguments and what was
-    measured of them (``measured``: :func:`floor_fft_ms`'s times)."""
+    measured of them (``measured``: :func:`measured_ms`'s times)."""
 
     def __init__(self, device, workers: int):
         self.device = device
         self.pool = ThreadPoolExecutor(max_workers=max(1, workers))
         self.helpers: dict = {}
         self.measured: dict = {}
+        self._pending: list = []
 
     def submit(self, lowered):
-        return self.pool.submit(lowered.compile)
+        """Compile ``lowered`` in the pool: a future of the compiled program."""
+        future = self.pool.submit(lowered.compile)
+        self._pending.append(future)
+        return future
+
+    def settle(self) -> None:
+        """Wait until every compilation submitted so far has ended (its failure, if
+        any, stays in its future), so that none runs beside a timing."""
+        wait(self._pending)
+        self._pending.clear()
 
     def helper(self, key: tuple, fn, *specs):
         """``jax.jit(fn)`` compiled for ``specs`` (shape, dtype pairs), submitted once
@@ -345,22 +360,46 @@ def floor_transform(core: PlanCore, kind: str, variant: Variant = FORWARD):
 def floor_fft_ms(comp: Compiler, core: PlanCore, kind: str, variant: Variant, timed) -> float:
     """Milliseconds of :func:`floor_transform` on a block made on ``comp``'s device, by
     ``timed(fn, block)`` (the benchmark's timing), measured once per transform and
-    block shape (``comp.measured``) however many engines share it; where that failed
+    block shape (:func:`measured_ms`) however many engines share it; where that failed
     (an out-of-memory), its exception again."""
-    key, fn, spec = floor_transform(core, kind, variant)
-    if key + spec not in comp.measured:
+    return measured_ms(comp, *floor_transform(core, kind, variant), timed)
+
+
+def measured_ms(comp: Compiler, key: tuple, fn, spec: tuple, timed) -> float:
+    """Milliseconds of ``jax.jit(fn)`` (a helper of ``comp`` named by ``key``) on a
+    block of ``spec`` (shape, dtype) made on ``comp``'s device, by ``timed(fn, block)``;
+    measured once per ``key`` and ``spec`` (``comp.measured``), however many
+    configurations share it.
+
+    Raises
+    ------
+    RuntimeError
+        Where the measurement failed (an out-of-memory), now and on every later call
+        for the same ``key`` and ``spec``: its message, kept without the traceback,
+        whose frames would keep the block alive.
+    """
+    where = tuple(key) + tuple(spec)
+    if where not in comp.measured:
         x = None
         try:
-            x = comp.helper(("block",) + spec, make_block(*spec)).result()()
-            comp.measured[key + spec] = timed(comp.helper(key, fn, spec).result(), x)
+            x = comp.helper(("block",) + tuple(spec), make_block(*spec)).result()()
+            comp.measured[where] = timed(comp.helper(key, fn, spec).result(), x)
         except Exception as exc:                  # noqa: BLE001 (the caller reports it)
-            # kept without its traceback, whose frames would keep the block alive
-            comp.measured[key + spec] = RuntimeError(f"{type(exc).__name__}: {exc}")
+            comp.measured[where] = RuntimeError(f"{type(exc).__name__}: {exc}")
         finally:
             del x
-    if isinstance(comp.measured[key + spec], Exception):
-        raise comp.measured[key + spec]
-    return comp.measured[key + spec]
+    if isinstance(comp.measured[where], Exception):
+        raise comp.measured[where]
+    return comp.measured[where]
+
+
+def failure_text(exc: BaseException) -> str:
+    """How a failure is reported: ``"OOM"`` for an out-of-memory, else ``"error: "``
+    and the first line of its message."""
+    text = f"{type(exc).__name__}: {exc}"
+    if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
+        return "OOM"
+    return "error: " + text.splitlines()[0][:160]
 
 
 def transfer_spec(shape, dtype) -> tuple:

@@ -18,16 +18,16 @@ import os
 from .common import markdown_table, pyplot, read_results, save_plot
 from .cost_model import (ANCHORS, GOAL, H100_NCCL, Anchor, exchange_seconds, largest_n,
                          model_grid, per_device_prediction, system_table)
+from .floors import FLOOR_GOAL, STAGE_COLUMNS, STAGE_NOTE, floor_verdict, worst_cell
 
 __all__ = ["load_per_device", "measured_table", "floor_verdict", "predictions",
            "per_device_report", "per_device_plot", "report", "DOCS", "FLOOR_GOAL"]
 
 TEXT_COLUMNS = ("platform", "device", "device_memory_gib", "date", "jax", "command", "plan",
                 "grid", "kind", "direction", "engine", "fft_engines", "exchange_groups",
-                "exchange_sizes", "exchange_mib", "status")
+                "exchange_sizes", "exchange_mib", "status") + STAGE_COLUMNS
 ITEMSIZE = {"c2c": 8, "r2c": 4}           # bytes of an input point: complex64, float32
 MEMORY_GOAL = (3.0, 2.0)                  # blocks a device may need: kept, donated
-FLOOR_GOAL = 1.05                         # local work / its floor, every slab and pencil row
 
 
 def load_per_device(path: str) -> list[dict]:
@@ -98,7 +98,7 @@ MEASURED_NOTE = (
     "`ifftn` / `irfftn` backward: cuFFT's 3-D transform on a GPU) plus one copy of the "
     "bytes each exchange moves (the copy of block scaled to them: for c2c one copy of the "
     "block per exchange); local / floor: the local work over it (– where a run measured "
-    "no floor). memory: "
+    "no floor). " + STAGE_NOTE + " memory: "
     "arguments + outputs + temporaries (`compiled.memory_analysis()`) in blocks of the "
     "input, kept and with the input donated (the native engine's cuFFT work area is among "
     "the temporaries; the work area of `lax.fft`'s cuFFT plans, which XLA allocates when "
@@ -116,7 +116,8 @@ def measured_table(rows: list[dict], header: str = "") -> str:
     for r in rows:
         v = dict(r, exchange_names=_exchange_names(r), plan_grid=f"{r['plan']} {r['grid']}",
                  memory=_pair(r.get("kept_blocks"), r.get("donated_blocks")), check=_check(r),
-                 time=r["status"] if r["status"] != "ok" else f"{_num(r['ms']):.3g}")
+                 time=r["status"] if r["status"] != "ok" else f"{_num(r['ms']):.3g}",
+                 worst=worst_cell(r))
         for key in ("copy_ms", "copies_ms", "local_ms", "local_over_copy", "block_mib",
                     "floor_ms", "local_over_floor"):
             v[key] = _num(r.get(key))
@@ -131,46 +132,12 @@ def measured_table(rows: list[dict], header: str = "") -> str:
                ("local_over_copy", "local / copy", "{:.2f}"),
                ("floor_ms", "floor (ms)", "{:.3g}"),
                ("local_over_floor", "local / floor", "{:.2f}"),
+               ("worst", "worst stage (local / floor)", "{}"),
                ("memory", "memory kept / donated (blocks)", "{}"), ("check", "check", "{}")]
     out = [header, ""] if header else []
     out += [markdown_table(view, columns), "", MEASURED_NOTE + _routes(rows) + "."]
     verdict = floor_verdict(rows)
     return "\n".join(out + (["", verdict] if verdict else []))
-
-
-def floor_verdict(rows: list[dict], n: int = 1024, devices: int = 8) -> str:
-    """The goal's verdict on the local work against its floor (at most
-    :data:`FLOOR_GOAL` times it): a line per plan, kind and direction at ``n``³ on
-    ``devices`` (where that was not measured: the first configuration measured), for the
-    engine pfft runs by default, ``auto`` (else the engine of least local work), and a
-    count over every such row. Empty where no row has a floor (an older CSV)."""
-    have = [r for r in rows if _ok(r) and not math.isnan(_num(r.get("local_over_floor")))]
-    best = {}
-    for r in have:                  # per configuration: auto, else the least local work
-        key = (r["n"], r["devices"], r["plan"], r["kind"], r["direction"])
-        old = best.get(key)
-        if old is None or (old["engine"] != "auto" and (r["engine"] == "auto" or _num(
-                r["local_ms"]) < _num(old["local_ms"]))):
-            best[key] = r
-    if not best:
-        return ""
-    at = (n, devices) if any(k[:2] == (n, devices) for k in best) else next(iter(best))[:2]
-
-    def say(r):
-        ratio = _num(r["local_over_floor"])
-        return (f"{r['plan']} {r['grid']} {r['kind']} {r['direction']} ({r['engine']}): "
-                f"{_num(r['local_ms']):.3g} / {_num(r['floor_ms']):.3g} ms = **{ratio:.2f}×** "
-                f"({'met' if ratio <= FLOOR_GOAL else 'not met'})")
-    mine = [say(r) for k, r in best.items() if k[:2] == at]
-    within = sum(_num(r["local_over_floor"]) <= FLOOR_GOAL for r in best.values())
-    worst = max(best.values(), key=lambda r: _num(r["local_over_floor"]))
-    return (f"**Goal: local work within {FLOOR_GOAL}× its floor** (the device's own FFT of "
-            f"a block of the same size plus one copy of each exchange's bytes), every slab "
-            f"and pencil row, c2c and r2c. At {at[0]}³ on {at[1]}: " + "; ".join(mine)
-            + f". Over every configuration measured: {within} of {len(best)} within "
-            f"{FLOOR_GOAL}×; the farthest {_num(worst['local_over_floor']):.2f}× "
-            f"({worst['n']}³ on {worst['devices']}, {worst['plan']} {worst['kind']} "
-            f"{worst['direction']}, {worst['engine']}).")
 
 
 def predictions(rows: list[dict], chunks: int = 4) -> list[dict]:

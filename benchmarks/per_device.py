@@ -28,6 +28,9 @@ For each configuration, in one run:
   cuFFT's 3-D transform on a GPU) plus one copy of the bytes each exchange moves (the
   block copy's time scaled to them: for ``c2c`` one copy of the block per exchange),
   and the local work over it (goal: at most 1.05);
+- each step of the program (what ``print(plan)`` lists) timed alone against a floor of
+  its own, and the step most over its floor where that is over 1.05
+  (:mod:`benchmarks.stage_times`; a step's failed figure is marked, the case stands);
 - the memory the program needs, from ``compiled.memory_analysis()`` (arguments +
   outputs + temporaries), in blocks of its input: kept, and with the input donated
   (``donate_argnums``, less what XLA aliases);
@@ -41,9 +44,10 @@ For each configuration, in one run:
   references, never against another engine.
 
 Configurations whose compiled program would not fit the device's memory are marked
-and not run; so are those left when ``--budget-s`` seconds have passed. A failing case
-(an error, an out-of-memory) is marked and the run goes on; the run exits with status
-1 if any case raised an error or a result was wrong (beyond 1e-5). Writes
+and not run; so are those left when ``--budget-s`` seconds have passed (the time the
+steps alone take counts). A failing case (an error, an out-of-memory) is marked and the
+run goes on; the run exits with status 1 if any case raised an error or a result was
+wrong (beyond 1e-5). Writes
 ``per_device_<platform>.{md,csv}`` under ``--out``; every CSV row carries the machine,
 the date and the command (:mod:`benchmarks.model` reads them).
 
@@ -79,12 +83,13 @@ from pfft.layout import default_layout  # noqa: E402
 from pfft.chain_search import Chain  # noqa: E402
 from pfft.stages import Exchange  # noqa: E402
 
-from . import exact  # noqa: E402
+from . import exact, stage_times  # noqa: E402
 from .common import first_device, median_time, write_results  # noqa: E402
 from .device_program import (ENGINES, PLANS, Compiler, CopyTransport,  # noqa: E402
                              block_math, device_memory as _device_memory, engines_for,
-                             exchange_bytes, floor_fft_ms, floor_transform, grid_of, machine,
-                             make_block, program, rel_diff, transfer, transfer_spec)
+                             exchange_bytes, failure_text as _short, floor_fft_ms,
+                             floor_transform, grid_of, machine, make_block, program,
+                             rel_diff, transfer, transfer_spec)
 from .model_report import measured_table  # noqa: E402
 
 __all__ = ["Case", "cases", "engines_for", "program", "run", "rows", "failures", "machine",
@@ -99,13 +104,14 @@ FITS = 0.97                   # share of the device's memory a program may plan 
 
 #: The CSV's columns. ``exchange_mib``: the bytes entering each exchange of the chain;
 #: ``fft_ms``: the device's own FFT of a block of the same size, ``floor_ms`` that plus
-#: one copy of each exchange's bytes (``copy_ms`` scaled to them).
+#: one copy of each exchange's bytes (``copy_ms`` scaled to them); the last four: per step.
 COLUMNS = ["platform", "device", "device_memory_gib", "date", "jax", "command", "n",
            "devices", "plan", "grid", "kind", "direction", "engine", "fft_engines",
            "block_mib", "exchanges", "exchange_groups", "exchange_sizes", "exchange_mib", "ms",
            "copy_ms", "copies_ms", "local_ms", "local_over_copy", "fft_ms", "floor_ms",
-           "local_over_floor", "kept_blocks",
-           "donated_blocks", "kept_gib", "donated_gib", "exact_err", "numpy_err", "status"]
+           "local_over_floor", "kept_blocks", "donated_blocks", "kept_gib", "donated_gib",
+           "exact_err", "numpy_err", "status", "stage_ms", "stage_floor_ms", "stages",
+           "worst_stage"]
 
 
 @dataclass
@@ -131,6 +137,7 @@ class Case:
     fft_engines: str = ""
     compiled: object = None
     result: dict = field(default_factory=dict)
+    stages: list = field(default_factory=list)      # stage_times.Stage, one per step
 
     @property
     def name(self) -> str:
@@ -214,13 +221,6 @@ def _lower(case: Case, device):
     return kept, donated
 
 
-def _short(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
-        return "OOM"
-    return "error: " + text.splitlines()[0][:160]
-
-
 def _timed(fn, *args, repeats: int, warmup: int = 0) -> float:
     """Median ms of ``fn(*args)`` after ``warmup`` calls (by default none: the caller's
     first call, which checks the result, warmed it up), in batches of back-to-back
@@ -254,6 +254,7 @@ def run(cases_: list[Case], device, *, repeats: int = 5, check_max_mib: float = 
         for c in group:
             if pending[id(c)] is not None:
                 _compiled(c, pending[id(c)], limit)
+        comp.settle()                             # no compilation beside the timings
         for c in group:
             if c.status or c.compiled is None:
                 continue
@@ -279,8 +280,8 @@ def _guarded(c: Case, fn, *args):
 
 
 def _prepare(c: Case, engine, device, comp: Compiler, limit: int):
-    """Build and lower ``c`` and submit its compilations (its programs and the helpers
-    that make, copy and sample its blocks); ``None`` where it cannot run."""
+    """Build and lower ``c`` and submit its compilations (its programs, their steps
+    alone, the helpers that make, copy and sample its blocks); ``None`` if it cannot run."""
     if isinstance(engine, str):                   # why the engine is not available
         c.status = engine
         return None
@@ -305,6 +306,7 @@ def _prepare(c: Case, engine, device, comp: Compiler, limit: int):
         key, fn, spec = floor_transform(c.core, c.kind, c.variant)   # the floor's FFT
         comp.helper(("block",) + spec, make_block(*spec))
         comp.helper(key, fn, spec)
+        c.stages = stage_times.prepare(c.core.transform, c.variant, c.in_dtype, comp, c.name)
         return comp.submit(kept), comp.submit(donated)
     return _guarded(c, prepare)
 
@@ -336,7 +338,7 @@ def _memory(c: Case, kept, donated) -> None:
 
 def _measure(c: Case, comp: Compiler, live, repeats: int, check_max_mib: float) -> None:
     """Check ``c`` against its exact values and (small blocks) numpy, time it, its
-    copies and a block copy."""
+    copies, a block copy and each of its steps alone (:mod:`benchmarks.stage_times`)."""
     shape = c.chain.in_layout.local_shape
     _check_exact(c, comp, live)
     x = comp.helper(("block", shape, c.in_dtype), make_block(shape, c.in_dtype)).result()()
@@ -349,24 +351,27 @@ def _measure(c: Case, comp: Compiler, live, repeats: int, check_max_mib: float) 
     c.result["copy_ms"] = _timed(comp.helper(("copy",), jnp.copy, (shape, c.in_dtype)).result(), x,
                                  repeats=repeats)
     del x
-    c.result["copies_ms"] = _copies_ms(c.transfers, comp, live, repeats)
+    c.result["transfer_ms"] = _transfer_ms(c.transfers, comp, live, repeats)
+    c.result["copies_ms"] = sum(c.result["transfer_ms"])
     try:                          # the floor's FFT; where it fails (OOM) the case stands
         c.result["fft_ms"] = floor_fft_ms(comp, c.core, c.kind, c.variant,
                                           lambda fn, a: _timed(fn, a, repeats=repeats, warmup=1))
     except Exception as exc:                      # noqa: BLE001 (reported, run goes on)
         print(f"{c.name}: no floor: {_short(exc)}", file=sys.stderr)
+    stage_times.measure(c.stages, list(zip(c.transfers, c.result["transfer_ms"])), comp, live,
+                        lambda fn, *a: _timed(fn, *a, repeats=repeats, warmup=1), c.name)
 
 
-def _copies_ms(transfers, comp: Compiler, live, repeats: int) -> float:
-    """The stand-in copies of ``transfers``, each timed by itself, summed."""
-    total = 0.0
+def _transfer_ms(transfers, comp: Compiler, live, repeats: int) -> list[float]:
+    """The stand-in copy of each of ``transfers``, timed by itself (ms, in order)."""
+    out = []
     for t in transfers:
         spec = transfer_spec(*t)
         fn = comp.helper(("transfer",), transfer, spec, ((), np.bool_)).result()
         a = jnp.zeros(*spec, device=comp.device)
-        total += _timed(fn, a, live, repeats=repeats, warmup=1)
+        out.append(_timed(fn, a, live, repeats=repeats, warmup=1))
         del a
-    return total
+    return out
 
 
 def _check_exact(c: Case, comp: Compiler, live) -> None:
@@ -390,7 +395,7 @@ def _line(c: Case) -> str:
         return f"{c.name}: {c.status}"
     return (f"{c.name}: {r['ms']:.3g} ms (copy {r['copy_ms']:.3g}, in copies "
             f"{r['copies_ms']:.3g}), memory {r.get('kept_blocks', math.nan):.2f} / "
-            f"{r.get('donated_blocks', math.nan):.2f} blocks")
+            f"{r.get('donated_blocks', math.nan):.2f} blocks; {stage_times.summary(c.stages)}")
 
 
 def failures(cases_: list[Case]) -> list[str]:
@@ -443,6 +448,7 @@ def rows(cases_: list[Case], meta: dict) -> list[dict]:
             if f"{key}_bytes" in r and r[f"{key}_bytes"]:
                 row[f"{key}_blocks"] = r[f"{key}_blocks"]
                 row[f"{key}_gib"] = r[f"{key}_bytes"] / 2 ** 30
+        row.update(stage_times.columns(c.stages))
         out.append({k: row.get(k, "") for k in COLUMNS})
     return out
 
