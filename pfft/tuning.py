@@ -26,7 +26,7 @@ from .mesh_plan import get_plan
 from .problem import Problem
 from .stage_tuning import median_seconds, tune_stages
 
-__all__ = ["tune", "candidate_grids", "time_candidates", "time_forward", "local_device",
+__all__ = ["tune", "candidate_grids", "time_candidates", "time_forward",
            "problem_candidates", "problem_name", "random_input", "check_budget", "Progress"]
 
 
@@ -106,7 +106,9 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
         each FFT step of a candidate's forward and backward programs with each engine
         (pfft's cuFFT kernels, ``lax.fft``) and keep the faster as wisdom, which
         every plan made afterwards takes (``pfft.fftn`` and friends too; ``print(plan)``
-        shows the engine of each step). Elsewhere it changes nothing.
+        shows the engine of each step). Elsewhere it changes nothing; over the
+        devices of several processes (``jax.distributed``) the steps are not timed,
+        as each process would time its own and one program must serve them all.
 
     Returns
     -------
@@ -119,23 +121,19 @@ def tune(shape: Sequence[int], dtype, devices_or_mesh=None, *, kind: str = "c2c"
     check_budget(budget_s, repeats, "tune")
     candidates = problem_candidates(len(devices), problem.kind, spectra)
     host = random_input(problem)
+    # devices of several processes run one program: steps timed by each could differ
+    one_process = stages and all(d.process_index == jax.process_index() for d in devices)
 
     def time_one(dims, spectrum):
         candidate, mesh = replace(problem, spectrum=spectrum), make_mesh(dims, devices)
         plan = get_plan(candidate, mesh)
-        if stages and tune_stages(plan, local_device(devices), repeats):
+        if one_process and tune_stages(plan, devices[0], repeats):
             plan = get_plan(candidate, mesh)       # made again: it takes what was measured
         return plan, time_forward(plan, jax.device_put(host, plan.in_sharding), repeats)
 
     return time_candidates(candidates, time_one, budget_s,
                            Progress(len(candidates), progress, problem_name(problem, "pfft.tune")),
                            key=wisdom.wisdom_key(problem, devices))
-
-
-def local_device(devices):
-    """The first of ``devices`` this process drives (where FFT steps are timed)."""
-    return next((d for d in devices if d.process_index == jax.process_index()),
-                jax.local_devices()[0])
 
 
 def problem_name(problem: Problem, title: str) -> str:
