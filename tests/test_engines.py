@@ -627,3 +627,48 @@ def test_calls_outside_jit_run_the_kernel_of_the_arrays_platform(monkeypatch):
     g = jax.grad(lambda a: jnp.sum(jnp.abs(native.rfft(a, (0, 1))) ** 2))(xs.real)
     want = jax.grad(lambda a: jnp.sum(jnp.abs(jnp.fft.rfftn(a, axes=(0, 1))) ** 2))(xs.real)
     assert rel_err(g, want) <= 1e-12
+
+
+def _entry_ops(fn, x) -> list[str]:
+    """The instructions of ``fn``'s compiled entry computation for ``x``: each op with
+    its FFT type and lengths (numbers that only name instructions dropped)."""
+    import re
+    text = jax.jit(fn).lower(x).compile().as_text()
+    entry = text[text.index("\nENTRY"):]
+    ops = []
+    for line in entry.splitlines()[1:]:
+        m = re.search(r"= \S+ ([\w-]+)\(", line)
+        if m:
+            fft = re.search(r"fft_type=\w+, fft_length=\{[\d,]+\}", line)
+            ops.append(m.group(1) + (f" {fft.group(0)}" if fft else ""))
+    return ops
+
+
+@needs_cpu_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_device_auto_programs_are_jnp_ffts_own(dtype, monkeypatch):
+    """On one GPU ``engine="auto"`` is to run ``fftn``/``ifftn``/``rfftn``/``irfftn`` as
+    ``jnp.fft`` does (below 2³¹ output elements): the per-stage engine (the CPU kernels
+    standing in for cuFFT) compiles each to jnp.fft's own program, the same FFT
+    instructions and nothing around them (no transposes, copies or multiplies), so its
+    speed is jnp.fft's."""
+    import sys
+    monkeypatch.setattr(sys.modules["pfft.mesh_plan"], "engine_for_plan",
+                        lambda *a: PerStageEngine(1, "cpu"))
+    pfft.clear_plan_cache()
+    try:
+        shape = (16, 12, 10)
+        cdtype = np.result_type(dtype, np.complex64)
+        real = jnp.zeros(shape, dtype)
+        comp = jnp.zeros(shape, cdtype)
+        c2c = pfft.plan(shape, cdtype)
+        r2c = pfft.plan(shape, dtype, kind="r2c")
+        half = r2c.forward(real)
+        pairs = [(c2c.forward, jnp.fft.fftn, comp), (c2c.backward, jnp.fft.ifftn, comp),
+                 (r2c.forward, jnp.fft.rfftn, real),
+                 (r2c.backward, lambda k: jnp.fft.irfftn(k, shape), half)]
+        for ours, theirs, x in pairs:
+            assert _entry_ops(ours, x) == _entry_ops(theirs, x)
+            assert any("fft_type" in op for op in _entry_ops(ours, x))
+    finally:
+        pfft.clear_plan_cache()
