@@ -98,8 +98,10 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
         :func:`pfft.tune` found fastest for this problem on ``mesh``'s devices, if
         there is such wisdom (saved with :func:`pfft.save_wisdom`, read with
         :func:`pfft.load_wisdom`), else ``mesh``. ``"measure"``: the same, but tune now
-        when there is no wisdom yet. The plan's mesh then has that grid (same devices
-        and axis types); place inputs with ``plan.in_sharding``.
+        when there is no wisdom yet (on one device, where there is no grid to choose,
+        that times its FFT steps' engines on GPUs: :func:`pfft.tune`). The plan's mesh
+        then has that grid (same devices and axis types); place inputs with
+        ``plan.in_sharding``.
 
     kinds
         The transform along each axis of ``axes`` (default all axes), one of
@@ -138,6 +140,8 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
                                                                  mesh))
     if tune is not None and mesh is not None and mesh_shape_of(mesh):
         mesh = _tuned_mesh(problem, mesh, tune)
+    elif tune == "measure":                 # one device: no grid to choose, its FFT steps
+        _tune_one_device(problem, mesh)
     return get_plan(problem, mesh)
 
 
@@ -151,6 +155,15 @@ def _layout_of_sharding(in_sharding, shape, mesh) -> Layout:
         spec = in_sharding
     names = mesh.axis_names if mesh is not None else ()
     return layout_of_spec(shape, spec, mesh_shape_of(mesh), names, "plan", even=True)
+
+
+def _tune_one_device(problem: Problem, mesh) -> None:
+    """Tune ``problem`` on the one device ``mesh`` has (or the default device) where
+    wisdom holds nothing for it yet: on GPUs its FFT steps' engines, which the plan
+    made next takes (:func:`pfft.tune`)."""
+    devices = list(mesh.devices.flat)[:1] if mesh is not None else jax.devices()[:1]
+    preferred_grid(problem, devices, "xla",
+                   functools.partial(tune, devices_or_mesh=devices, progress=False))
 
 
 def _tuned_mesh(problem: Problem, mesh, mode: str):

@@ -232,3 +232,19 @@ def test_stage_tuning_leaves_a_plan_that_does_not_choose_per_step_alone():
     plan = pfft.tune((8, 8, 8), np.complex64, 1, repeats=1, progress=False)
     assert not hasattr(plan.engine, "choose")     # CPU "auto": one engine for every step
     assert wisdom.stage_entries() == {}
+
+
+def test_plan_measures_a_one_device_problem_once(per_step_auto):
+    """``pfft.plan(..., tune="measure")`` on one device (no grid to choose) times its
+    FFT steps when wisdom has nothing for the problem, and not again after."""
+    shape = (16, 12, 8)
+    plan = pfft.plan(shape, np.float32, kind="r2c", tune="measure")
+    filed = wisdom.stage_entries()
+    steps = fft_steps(plan, "cpu")
+    assert steps and [name for _, name in steps] == [filed[k]["engine"] for k, _ in steps]
+    generation = wisdom.stage_generation()
+    again = pfft.plan(shape, np.float32, kind="r2c", tune="measure")
+    assert again is plan and wisdom.stage_generation() == generation
+    assert wisdom.stage_entries() == filed          # nothing timed the second time
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    assert rel_err(plan.forward(x), np.fft.rfftn(x)) <= 2e-6
