@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import pfft
-from conftest import TOL, fft_steps, random_array, rel_err, use_engine
+from conftest import TOL, random_array, rel_err, use_engine
+from plan_steps import fft_steps
 from pfft.engines import native
 from transform_cases import CASES, TOL as TOL_CASES, check
 

@@ -11,7 +11,8 @@ import pytest
 import pfft
 from pfft import tuning, wisdom
 from pfft.problem import Problem
-from conftest import fft_steps, rel_err
+from conftest import rel_err
+from plan_steps import fft_steps
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ Usage: ``mpirun -n N python parity.py``. On every grid of the ranks, against
 - balanced blocks, checked against the rule written out here (the first ``n % p``
   ranks one point more), covering the array;
 - the same features with the same values: dealiasing (``padding``), wavenumbers,
-  ``k2``, ``vmap``, and ``tune`` (measure, then wisdom gives the same grid).
+  ``k2``, ``vmap``, and ``tune`` (measure, then wisdom gives the same grid; each
+  rank's FFT steps timed and filed where the engine chooses per step).
 """
 from _common import COMM, RANK, SIZE, check, done, gather, grids, random_global, rel_err
 
@@ -249,6 +250,35 @@ def check_tune_mixed(grid):
     check(err <= 1e-12, f"tuned mixed plan: err {err}")
 
 
+def check_tune_stages(grid):
+    """With an engine that chooses per FFT step (``engine="auto"`` on GPUs; here the
+    CPU kernels and lax.fft), ``pfft.mpi.tune`` times each rank's own steps and files
+    the faster: the plan it returns runs them, with numpy's numbers."""
+    from pfft.engines import choice
+    from pfft.mpi import rank_plan
+    from plan_steps import fft_steps
+
+    made = rank_plan.engine_for_plan
+    rank_plan.engine_for_plan = lambda name, devices, fuse="auto": choice.per_stage_engine(
+        devices, "cpu")
+    pfft.forget_wisdom()
+    try:
+        plan = pfft.mpi.tune((8, 12, 6), "complex64", grid, repeats=1, progress=False)
+        filed = pfft.wisdom.stage_entries()
+        steps = fft_steps(plan, jax.local_devices()[0].device_kind)
+        check(bool(steps) and all(key in filed for key, _ in steps),
+              f"steps {steps} not all filed in {list(filed)}")
+        check([name for _, name in steps] == [filed[key]["engine"] for key, _ in steps],
+              f"the tuned plan runs {steps}, wisdom says {filed}")
+        x = random_global((8, 12, 6), np.complex64, 8)
+        k = plan.forward(jnp.asarray(x[plan.local_in_slices]))
+        err = rel_err(gather(k, plan.local_out_slices, x.shape), np.fft.fftn(x))
+        check(err <= 1e-5, f"stage-tuned plan: err {err}")
+    finally:
+        rank_plan.engine_for_plan = made
+        pfft.forget_wisdom()
+
+
 def check_tune(grid):
     pfft.forget_wisdom()
     measured = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="measure")
@@ -265,6 +295,7 @@ def check_tune(grid):
     check(err <= 1e-6, f"tuned plan: err {err}")
     if SIZE == 2:
         check_tune_mixed(grid)
+        check_tune_stages(grid)
     # no wisdom: the grid given
     pfft.forget_wisdom()
     plain = pfft.mpi.plan((8, 12, 6), "float32", grid, kind="r2c", tune="wisdom")
