@@ -148,7 +148,7 @@ class At:
     shape: tuple[int, ...]
     layout_after: Any
     next_transform: Any
-    precision: np.dtype = np.dtype(np.complex128)
+    precision: np.dtype
 
 
 def engine_for(walk: Walk, at: At, positions, *, real: bool, scales_inverse: bool,
