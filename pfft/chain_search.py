@@ -84,7 +84,8 @@ class Chain:
 
 def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
                 n: int | None = None, even_output: bool = True,
-                dealiased: dict[int, int] | None = None, r2r=()) -> Chain:
+                dealiased: dict[int, int] | None = None, r2r=(),
+                prune: bool = False) -> Chain:
     """Plan a transform over ``axes`` starting from ``in_layout``.
 
     Parameters
@@ -106,6 +107,11 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
         Dealiasing (``r2c``/``c2c``): per axis, the length of the spectrum to keep
         (smaller than the input's); each axis is truncated right after its FFT,
         while it is local. For the halved axis give the real length.
+    prune
+        Transform the axes to truncate one at a time, each truncated before the next
+        is transformed (the halved axis first, then from the innermost out), so
+        later FFTs run on fewer points; else the axes local at once go in one FFT
+        and are truncated after it (``engine.prunes_dealiased`` says which pays).
     r2r
         ``(axis, op)`` pairs: axes of ``axes`` transformed by a real-to-real
         :class:`~pfft.engines.r2r.R2R` (a :class:`~pfft.stages.LocalR2R` stage each,
@@ -139,16 +145,16 @@ def build_chain(in_layout: Layout, axes: tuple[int, ...], *, kind: str = "c2c",
     dealiased_items = tuple(sorted((dealiased or {}).items()))
     # not cached here: plans are (pfft.plan's bounded cache holds them with their chains)
     return _plan(in_layout, tuple(axes), kind, n, bool(even_output), dealiased_items,
-                 tuple(r2r.items()))
+                 tuple(r2r.items()), bool(prune))
 
 
 def _plan(in_layout: Layout, axes: tuple[int, ...], kind: str, n: int | None,
           even_output: bool, dealiased: tuple[tuple[int, int], ...],
-          r2r: tuple) -> Chain:
+          r2r: tuple, prune: bool) -> Chain:
     """:func:`build_chain` on checked arguments: the greedy walk, or the search's
     chain where the walk all-gathers, or where the input uses every mesh axis and the
     search needs fewer exchanges."""
-    rules = _Rules(axes, kind, n, dict(dealiased), dict(r2r), in_layout)
+    rules = _Rules(axes, kind, n, dict(dealiased), dict(r2r), in_layout, prune)
     chain = _greedy(in_layout, rules, even_output)
     if (any(isinstance(st, Gather) for st in chain.stages)
             or not in_layout.unused_mesh_axes):
@@ -164,8 +170,10 @@ class _Rules:
     (real kinds order their axes), and the local stages that transform them."""
 
     def __init__(self, axes: tuple[int, ...], kind: str, n: int | None,
-                 dealiased: dict[int, int], r2r: dict, in_layout: Layout):
+                 dealiased: dict[int, int], r2r: dict, in_layout: Layout,
+                 prune: bool = False):
         self.axes = axes
+        self.prune = prune
         self.kind = kind
         self.dealiased = dealiased
         self.r2r = r2r
@@ -198,6 +206,8 @@ class _Rules:
             if not ready:
                 continue
             real = self.real
+            if self.prune:
+                ready = self._first_to_truncate(layout, ready)
             if real in ready:
                 axes_now = tuple(a for a in ready if a != real) + (real,)
                 stages.append(RealFFT(axes_now, self.n, to_complex=(self.kind == "r2c")))
@@ -205,12 +215,27 @@ class _Rules:
             else:
                 stages.append(LocalFFT(ready))
             for a in (a for a in ready if a in self.dealiased):
-                want = (self.dealiased[a] // 2 + 1 if a == real and self.kind == "r2c"
-                        else self.dealiased[a])
+                want = self._truncated_length(a)
                 if want != layout.shape[a]:
                     stages.append(Resize(a, layout.shape[a], want, halved=(a == real)))
                     layout = after(layout, stages[-1])
             done.update(ready)
+
+    def _truncated_length(self, a: int) -> int | None:
+        """The length axis ``a`` keeps after its FFT, where it is dealiased."""
+        if a not in self.dealiased:
+            return None
+        return (self.dealiased[a] // 2 + 1 if a == self.real and self.kind == "r2c"
+                else self.dealiased[a])
+
+    def _first_to_truncate(self, layout: Layout, ready: tuple[int, ...]) -> tuple[int, ...]:
+        """Of the axes ``ready`` to go in one FFT, the one to transform alone first
+        where some of them are truncated after it: the halved axis (a real transform
+        takes it first), else the innermost truncated one; ``ready`` where none is."""
+        cut = [a for a in ready if self._truncated_length(a) not in (None, layout.shape[a])]
+        if len(ready) < 2 or not cut:
+            return ready
+        return (self.real,) if self.real in ready else (max(cut),)
 
     def uneven_batch(self, layout: Layout) -> int:
         """Batch axes split unevenly (under MPI: fields cut mid-component)."""

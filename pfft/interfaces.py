@@ -128,6 +128,10 @@ class Engine(Protocol):
         its next copy.
     pieces
         The :class:`PiecesKernels` where the engine has them (native on CPU), else None.
+    prunes_dealiased
+        A dealiased transform's axes go one FFT each, each truncated before the next
+        (the later FFTs run on fewer points), where that pays: the engine transforms
+        an axis where it lies at the cost of the points it holds.
 
     Methods
     -------
@@ -148,6 +152,7 @@ class Engine(Protocol):
     keeps_order: bool
     fuses_scale: bool
     pieces: PiecesKernels | None
+    prunes_dealiased: bool
 
     def natural_scale(self, inverse: bool, n: int) -> float: ...
 

@@ -284,7 +284,7 @@ class PlanCore:
             dealiased=self.dealiased or None,
             even_output=placement.even_blocks and (self.spectrum == "numpy"
                                                    or self.kind == "c2r"),
-            r2r=tuple(self.r2r.items()))
+            r2r=tuple(self.r2r.items()), prune=engine.prunes_dealiased)
         lengths = {a: self.shape[a] for a in self.axes if a not in self.r2r}
         real = self.chain.real_stage
         if real is not None:

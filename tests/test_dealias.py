@@ -7,6 +7,7 @@ import pytest
 
 import pfft
 from conftest import random_array, rel_err
+from pfft.stages import LocalFFT, RealFFT, Resize
 
 
 def _keep(n_big, n, halved=False):
@@ -140,6 +141,39 @@ def test_any_field_and_any_spectrum_match_numpy(grid, real):
     assert rel_err(plan.forward(y), _numpy_forward(y, n, real)) <= 1e-12
     k = np.fft.rfftn(rng.standard_normal(n)) if real else \
         rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    assert rel_err(plan.backward(k), _numpy_backward(k, n, plan.in_shape, real)) <= 1e-12
+
+
+@pytest.mark.parametrize("engine", ["native", "xla"])
+@pytest.mark.parametrize("grid", [(1,), (4,)])
+@pytest.mark.parametrize("real", [False, True])
+def test_each_axis_is_truncated_before_the_next_is_transformed_where_that_pays(
+        real, grid, engine):
+    """With the CPU kernels a dealiased plan's forward transforms one axis per FFT and
+    truncates it before the next (the halved axis first, then from the innermost
+    out), so the later FFTs run on fewer points, and the backward zero-pads each axis
+    just before its inverse FFT. XLA's FFT takes the local axes in one call (alone,
+    each axis would cost it a transpose). The values are numpy's either way."""
+    if engine == "native" and not pfft.engines.native.available("cpu"):
+        pytest.skip(f"native CPU engine: {pfft.engines.native.unavailable_reason('cpu')}")
+    n = (6, 10, 8)
+    plan = pfft.plan(n, np.float64 if real else np.complex128, pfft.make_mesh(grid),
+                     kind="r2c" if real else "c2c", padding=1.5, engine=engine)
+    stages = plan.chain.stages
+    ffts = [i for i, st in enumerate(stages) if isinstance(st, (LocalFFT, RealFFT))]
+    if engine == "native":
+        assert sorted(stages[i].axes for i in ffts) == [(0,), (1,), (2,)]
+        if real:
+            assert stages[ffts[0]].axes == (2,)
+        for i in ffts:                 # each FFT's own axis truncated right after it
+            assert isinstance(stages[i + 1], Resize)
+            assert stages[i + 1].axis == stages[i].axes[0]
+    else:                              # the axes local at first in one FFT
+        assert len(stages[ffts[0]].axes) == (3 if grid == (1,) else 2)
+    rng = np.random.default_rng(7)
+    y = random_array(rng, plan.in_shape, np.float64 if real else np.complex128)
+    assert rel_err(plan.forward(y), _numpy_forward(y, n, real)) <= 1e-12
+    k = np.fft.rfftn(rng.standard_normal(n)) if real else random_array(rng, n, np.complex128)
     assert rel_err(plan.backward(k), _numpy_backward(k, n, plan.in_shape, real)) <= 1e-12
 
 

@@ -402,6 +402,12 @@ class NativeEngine:
         cpu = platform == "cpu"
         self.pieces = self if cpu and fuse is not False and available("cpu") else None
         self._ducc_r2r = cpu and available("cpu")
+        # the CPU kernels take one strided axis at the cost of its points: 3/2-rule
+        # rfftn plans with each axis truncated before the next ran forward and
+        # backward in 0.68-0.88 of the time of one multi-axis FFT and the truncations
+        # (192³ and 384³ grids, one device and a slab of 4; docs/performance.md); on
+        # GPUs not measured
+        self.prunes_dealiased = cpu
         self.r2r_by = "native" if self._ducc_r2r else "xla"   # what runs its DCTs/DSTs
 
     def _key(self):

@@ -51,6 +51,7 @@ class XlaInPlace:
     keeps_order = True
     fuses_scale = True
     pieces = None
+    prunes_dealiased = False
 
     def __eq__(self, other):
         return type(other) is type(self)
@@ -114,6 +115,7 @@ class PerStageEngine:
     keeps_order = True
     fuses_scale = True
     pieces = None
+    prunes_dealiased = False
 
     def __init__(self, nthreads: int = 1, platform: str = "gpu", device_kind: str = "",
                  measured: tuple[tuple[str, str], ...] = ()):

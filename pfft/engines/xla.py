@@ -95,6 +95,10 @@ class XlaEngine:
     keeps_order = False
     fuses_scale = False
     pieces = None
+    # each FFT over an axis that is not innermost moves it there and back: one
+    # multi-axis FFT before the truncations is faster (1.05-1.18x slower pruned,
+    # 192³ to 128³ on CPUs)
+    prunes_dealiased = False
 
     def __eq__(self, other):
         return isinstance(other, XlaEngine)
