@@ -404,7 +404,7 @@ class NativeEngine:
         self._ducc_r2r = cpu and available("cpu")
         # the CPU kernels take one strided axis at the cost of its points: 3/2-rule
         # rfftn plans with each axis truncated before the next ran forward and
-        # backward in 0.68-0.88 of the time of one multi-axis FFT and the truncations
+        # backward in 0.69-0.88 of the time of one multi-axis FFT and the truncations
         # (192³ and 384³ grids, one device and a slab of 4; docs/performance.md); on
         # GPUs not measured
         self.prunes_dealiased = cpu
