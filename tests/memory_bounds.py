@@ -35,7 +35,9 @@ MESH_KEPT, MESH_DONATED = 4.0, 3.0
 # that is over the bound: DCT/DST through XLA's FFT (the xla engine's on CPUs, every
 # engine's on GPUs: the reorders before the FFT, the recombination after it); the
 # padded r2c forward (the finer grid's spectrum before its truncation); on CPU meshes
-# the xla engine's inverse c2c, whose leading transpose XLA:CPU copies out of place
+# the xla engine's programs, which hold what the same transform written by hand from
+# jnp.fft and lax.all_to_all holds (out-of-place FFTs beside the collective's copies,
+# the inverse's leading transpose a copy more: test_memory measures it on a slab)
 OVER = {
     ("dct", "xla", "one"): (4.05, 3.05), ("mixed", "xla", "one"): (4.05, 3.05),
     ("padded", "native", "one"): (3.06, 3.06), ("padded", "xla", "one"): (3.06, 3.06),
