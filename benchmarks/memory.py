@@ -1,13 +1,18 @@
 """What a plan holds on a device: ``plan.memory()`` of each kind of plan, on each grid,
-through each engine, beside the floor of XLA's own all-to-all.
+through each engine, beside the same transforms written with JAX alone and the floor
+of XLA's own all-to-all.
 
 For each case (complex ``fftn``: c2c; ``rfftn``: r2c; ``dctn`` of type 2 on every
 axis; a mixed plan, ``kinds=("fft", "fft", "dct2")``; ``rfftn`` with the 3/2 rule,
 ``padding=1.5``), each grid (one device, a slab over 8, a 2x4 pencil) and each engine
 (``native``, ``xla``, ``auto``), ``pfft.plan(...).memory()``: both directions' compiled
 programs, with the input kept and donated, in blocks of the device's part of the forward
-input (:mod:`pfft.memory`). Then the floor: a bare ``all_to_all`` in a ``shard_map``
-(one block of a 64³ complex64 array over p = 2, 4, 8 devices), measured the same way.
+input (:mod:`pfft.memory`). Beside them, "JAX alone" (``--engines jax``): the
+complex ``fftn``, ``rfftn`` and ``dctn`` as a user writes them without pfft
+(:func:`jax_program`: ``jnp.fft`` and ``jax.scipy.fft`` on one device, ``jnp.fft`` and
+``lax.all_to_all`` in a ``shard_map`` over a slab), measured the same way. Then the
+floor: a bare ``all_to_all`` in a ``shard_map`` (one block of a 64³ complex64 array
+over p = 2, 4, 8 devices).
 Figures are XLA's accounting of the compiled programs (``memory_analysis()``): nothing
 runs, and they are the same from run to run.
 
@@ -17,7 +22,7 @@ forward program holds and its time (median of ``--repeats``, the plans alternate
 each repeat), the input kept and donated (a fresh copy of the input donated to every
 call, made before the clock starts).
 
-    python -m benchmarks memory [--n 64] [--grids 1 8 2x4] [--engines native xla auto]
+    python -m benchmarks memory [--n 64] [--grids 1 8 2x4] [--engines native xla auto jax]
         [--cases c2c r2c dct mixed padded] [--floor 2 4 8] [--overwrite-n 256]
         [--overwrite-grids 1 4 2x2] [--repeats 7] [--out DIR]
 
@@ -45,6 +50,11 @@ CASES = {
                                                        padding=1.5)),
 }
 ENGINES = ("native", "xla", "auto")
+#: the cases written with JAX alone (one device: all; a slab: c2c and r2c), as
+#: columns named so
+JAX_ALONE = "jax"
+JAX_CASES = ("c2c", "r2c", "dct")
+COLUMN_NAMES = {JAX_ALONE: "JAX alone"}
 DIRECTIONS = ("forward", "backward")
 
 
@@ -83,6 +93,76 @@ def measure_plan(case: str, n: int, grid, engine: str) -> list[dict]:
     return out
 
 
+def jax_program(case: str, inverse: bool, n: int, p: int):
+    """``(fn, argument, block bytes)``: the transform of ``case`` at ``n³`` (its
+    backward where ``inverse``) written with JAX alone, as a user would. On one device
+    (``p`` 1) ``jnp.fft.fftn``/``ifftn``, ``rfftn``/``irfftn`` or
+    ``jax.scipy.fft.dctn``/``idctn``; over a slab of ``p`` devices (c2c and r2c)
+    ``jnp.fft`` and ``lax.all_to_all`` in a ``shard_map`` in numpy's axis order: the
+    forward splits axis 0 and transforms axes 1 and 2, exchanges, transforms axis 0;
+    the backward the other way. ``block``: the device's part of the forward input."""
+    import jax
+    import jax.numpy as jnp
+    import jax.scipy.fft as jsf
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    real = case in ("r2c", "dct")
+    block = n ** 3 // p * (4 if real else 8)
+    spectrum = (n, n, n // 2 + 1) if case == "r2c" else (n,) * 3
+    shape, dtype = ((spectrum, np.complex64 if case != "dct" else np.float32) if inverse
+                    else ((n,) * 3, np.float32 if real else np.complex64))
+    if p == 1:
+        fn = {("c2c", False): jnp.fft.fftn, ("c2c", True): jnp.fft.ifftn,
+              ("r2c", False): jnp.fft.rfftn, ("r2c", True): lambda a: jnp.fft.irfftn(a, (n,) * 3),
+              ("dct", False): lambda a: jsf.dctn(a, type=2),
+              ("dct", True): lambda a: jsf.idctn(a, type=2)}[case, inverse]
+        return fn, jax.ShapeDtypeStruct(shape, dtype), block
+    if case not in ("c2c", "r2c"):
+        raise ValueError(f"jax_program: no slab program written for {case!r}")
+    mesh = jax.make_mesh((p,), ("x",), devices=jax.devices()[:p])
+
+    def forward(b):                           # split along axis 0
+        b = jnp.fft.rfftn(b, axes=(1, 2)) if real else jnp.fft.fftn(b, axes=(1, 2))
+        return jnp.fft.fft(jax.lax.all_to_all(b, "x", 1, 0, tiled=True), axis=0)
+
+    def backward(b):                          # split along axis 1
+        b = jax.lax.all_to_all(jnp.fft.ifft(b, axis=0), "x", 0, 1, tiled=True)
+        return jnp.fft.irfftn(b, (n, n), axes=(1, 2)) if real else jnp.fft.ifftn(b, axes=(1, 2))
+
+    specs = (P(None, "x"), P("x")) if inverse else (P("x"), P(None, "x"))
+    fn = jax.shard_map(backward if inverse else forward, mesh=mesh, in_specs=specs[0],
+                       out_specs=specs[1])
+    return fn, jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, specs[0])), block
+
+
+def measure_jax(case: str, n: int, grid) -> list[dict]:
+    """One row per direction: :func:`jax_program` of ``case`` at ``n³`` on one device
+    or a slab (``grid``), as :func:`measure_plan` measures a plan."""
+    from pfft.memory import program_memory
+
+    p = grid[0] if len(grid) == 1 else 0
+    out = []
+    for direction in DIRECTIONS:
+        fn, arg, block = jax_program(case, direction == "backward", n, p)
+        kept, donated = (program_memory(fn, arg, donate=d, block=block) for d in (False, True))
+        out.append(dict(case=case, n=n, in_shape="x".join([str(n)] * 3), grid=_grid_name(grid),
+                        layout=_layout(grid), engine=JAX_ALONE, chosen=JAX_ALONE,
+                        direction=direction, block_bytes=block, kept_blocks=kept.blocks,
+                        donated_blocks=donated.blocks, argument_blocks=kept.argument / block,
+                        output_blocks=kept.output / block,
+                        kept_temporaries_blocks=kept.temporaries / block,
+                        donated_temporaries_blocks=donated.temporaries / block,
+                        aliased_blocks=donated.aliased / block, work_area_bytes=0,
+                        peak_bytes=max(kept.total, donated.total)))
+    return out
+
+
+def _jax_writes(case: str, grid) -> bool:
+    """Whether :func:`jax_program` has ``case`` on ``grid`` (pencils: none)."""
+    return case in JAX_CASES and (grid == (1,) or (len(grid) == 1 and case != "dct"))
+
+
 def measure_floor(p: int, n: int) -> dict:
     """The bare all-to-all of one block of an ``n³`` complex64 array over ``p``
     devices (``jax.lax.all_to_all(b, "x", 0, 0, tiled=True)`` in a ``shard_map``)."""
@@ -119,7 +199,7 @@ def _cell(row: dict | None) -> str:
 def plans_table(rows: list[dict]) -> str:
     """One line per case and grid; per engine and direction, kept / donated blocks."""
     plans = [r for r in rows if r["case"] != "all-to-all"]
-    engines = [e for e in ENGINES if any(r["engine"] == e for r in plans)]
+    engines = [e for e in ENGINES + (JAX_ALONE,) if any(r["engine"] == e for r in plans)]
     index = {(r["case"], r["grid"], r["engine"], r["direction"]): r for r in plans}
     lines = []
     for case, grid in dict.fromkeys((r["case"], r["grid"]) for r in plans):
@@ -132,7 +212,8 @@ def plans_table(rows: list[dict]) -> str:
                 line[f"{e} {d}"] = _cell(index.get((case, grid, e, d)))
         lines.append(line)
     columns = [("case", "plan", "{}"), ("n", "input", "{}"), ("grid", "grid", "{}")]
-    columns += [(f"{e} {d}", f"{e} {d}", "{}") for e in engines for d in DIRECTIONS]
+    columns += [(f"{e} {d}", f"{COLUMN_NAMES.get(e, e)} {d}", "{}") for e in engines
+                for d in DIRECTIONS]
     return markdown_table(lines, columns)
 
 
@@ -218,7 +299,10 @@ def doc(rows: list[dict], auto: str = "") -> list[str]:
     key = ("Blocks a device holds, the input kept / donated (`jax.jit(f, "
            "donate_argnums=0)`), in multiples of the device's part of the forward input "
            "(for the padded plan: of its finer physical grid, the input shown). Engine `auto` is pfft's "
-           "default" + (f": `{auto}` here" if auto else "") + ".")
+           "default" + (f": `{auto}` here" if auto else "") + ". JAX alone: the same "
+           "transform without pfft, `jnp.fft.fftn`, `rfftn` or `jax.scipy.fft.dctn` (and "
+           "their inverses) on one device, over a slab `jnp.fft` and `jax.lax.all_to_all` "
+           "in a `shard_map` (the axes in numpy's order); – where not written.")
     parts = [plans_table(rows), key]
     if any(r["case"] == "all-to-all" for r in rows):
         parts += ["**The floor**: XLA's own all-to-all alone (`jax.lax.all_to_all(b, \"x\", "
@@ -257,7 +341,9 @@ def main(argv=None) -> None:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=64, help="N of the N³ plans")
     ap.add_argument("--grids", nargs="+", default=["1", "8", "2x4"])
-    ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
+    ap.add_argument("--engines", nargs="+", default=list(ENGINES) + [JAX_ALONE],
+                    choices=ENGINES + (JAX_ALONE,),
+                    help=f"pfft's engines, and {JAX_ALONE!r}: the transform with JAX alone")
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--floor", type=int, nargs="*", default=[2, 4, 8],
                     help="device counts of the bare all-to-all (none: skip it)")
@@ -274,8 +360,11 @@ def main(argv=None) -> None:
     for case in args.cases:
         for grid in parse_grids(args.grids):
             for engine in args.engines:
+                if engine == JAX_ALONE and not _jax_writes(case, grid):
+                    continue
                 print(f"  {case} {_grid_name(grid)} {engine} ...", flush=True)
-                rows += measure_plan(case, args.n, grid, engine)
+                rows += (measure_jax(case, args.n, grid) if engine == JAX_ALONE
+                         else measure_plan(case, args.n, grid, engine))
     rows += [measure_floor(p, args.n) for p in args.floor]
     auto = ", ".join(sorted({r["chosen"] for r in rows if r["engine"] == "auto"}))
     text = "\n\n".join(doc(rows, auto))

@@ -245,24 +245,30 @@ def test_r2r_benchmark_tiny(tmp_path):
 
 def test_memory_benchmark_tiny(tmp_path):
     """`python -m benchmarks memory` at 16³ on one device and the slab of 8, c2c and r2c,
-    with the bare all-to-all over 2: the blocks a device holds, the table, and the
-    largest grid from them."""
+    through pfft and with JAX alone, with the bare all-to-all over 2: the blocks a
+    device holds, the table, and the largest grid from them."""
     proc, rows = _run_benchmark("memory", "--n", "16", "--grids", "1", "8", "--cases", "c2c",
-                                "r2c", "--engines", "auto", "--floor", "2", out=tmp_path,
-                                name="memory")
-    assert [(r["case"], r["grid"], r["direction"]) for r in rows] == [
-        (c, g, d) for c in ("c2c", "r2c") for g in ("1", "8") for d in ("forward", "backward")
-    ] + [("all-to-all", "2", "")]
+                                "r2c", "--engines", "auto", "jax", "--floor", "2",
+                                out=tmp_path, name="memory")
+    assert [(r["case"], r["grid"], r["engine"], r["direction"]) for r in rows] == [
+        (c, g, e, d) for c in ("c2c", "r2c") for g in ("1", "8") for e in ("auto", "jax")
+        for d in ("forward", "backward")] + [("all-to-all", "2", "", "")]
     for r in rows:
         kept, donated = float(r["kept_blocks"]), float(r["donated_blocks"])
         assert 2 <= donated <= kept < 8, r          # input and output, at least
         if r["case"] == "r2c":
             assert kept == donated, r               # sizes differ: nothing to alias
+    one = {(r["case"], r["engine"], r["direction"]): float(r["kept_blocks"])
+           for r in rows if r["grid"] == "1"}
+    # jnp.fft on one device holds its input and its output (16² x 9 complex bins)
+    assert one["c2c", "jax", "forward"] == pytest.approx(2.0, abs=0.01)
+    assert one["r2c", "jax", "forward"] == pytest.approx(1 + 2 * 9 / 16, abs=0.01)
     floor = rows[-1]
     assert abs(float(floor["kept_blocks"]) - 3.5) < 0.01            # 1 + 1 + 1.5 (p = 2)
     assert abs(float(floor["donated_blocks"]) - 3.0) < 0.01
     text = (tmp_path / "memory.md").read_text()
     assert "The floor" in text and "Measured by `python -m benchmarks memory --n 16" in text
+    assert "| JAX alone forward | JAX alone backward |" in text
     assert json.loads((tmp_path / "memory.json").read_text())["date"]
     from benchmarks import largest_grid
 

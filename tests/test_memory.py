@@ -6,19 +6,19 @@ device's forward input: every kind, grid and engine within its bound
 all-to-all floor on meshes, measured here).
 """
 import math
-import warnings
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.fft
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import pfft
+from benchmarks.memory import jax_program
 from conftest import random_array, rel_err
 from memory_bounds import (GOAL_DONATED, GOAL_KEPT, GRIDS, KINDS, N, SLACK, bounds,
                            check_within, make_plan)
+from pfft.memory import program_memory
 
 
 def _plan(kind: str, engine: str, grid: str):
@@ -56,49 +56,19 @@ def test_xla_cpu_all_to_all_floor(floors):
         assert donated == pytest.approx(3.0, abs=SLACK), (p, donated)
 
 
-def _by_hand(kind: str, inverse: bool, p: int) -> tuple[float, float]:
-    """Blocks (of the forward input) that the slab transform of ``kind`` over ``p``
-    devices holds, kept and donated, written by hand from ``jnp.fft`` and
-    ``lax.all_to_all`` in a ``shard_map``, in numpy's axis order, as a user would."""
-    mesh = jax.make_mesh((p,), ("x",), devices=jax.devices()[:p])
-    real = kind == "r2c"
-    half = N // 2 + 1
-    if not inverse:
-        def body(b):                          # split along axis 0: axes 1, 2, then 0
-            b = jnp.fft.rfftn(b, axes=(1, 2)) if real else jnp.fft.fftn(b, axes=(1, 2))
-            return jnp.fft.fft(jax.lax.all_to_all(b, "x", 1, 0, tiled=True), axis=0)
-        specs, shape = (P("x"), P(None, "x")), (N, N, N)
-        dtype = np.float32 if real else np.complex64
-    else:
-        def body(b):                          # split along axis 1: axis 0, then 1, 2
-            b = jax.lax.all_to_all(jnp.fft.ifft(b, axis=0), "x", 0, 1, tiled=True)
-            return (jnp.fft.irfftn(b, s=(N, N), axes=(1, 2)) if real
-                    else jnp.fft.ifftn(b, axes=(1, 2)))
-        specs, shape, dtype = (P(None, "x"), P("x")), (N, N, half if real else N), np.complex64
-    f = jax.shard_map(body, mesh=mesh, in_specs=specs[0], out_specs=specs[1])
-    x = jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, specs[0]))
-    block = N ** 3 // p * (4 if real else 8)
-    out = []
-    with warnings.catch_warnings():           # a real transform's donation is unusable
-        warnings.simplefilter("ignore", UserWarning)
-        for donate in (False, True):
-            m = (jax.jit(f, donate_argnums=(0,) if donate else ()).lower(x).compile()
-                 .memory_analysis())
-            out.append((m.argument_size_in_bytes + m.output_size_in_bytes
-                        + m.temp_size_in_bytes - m.alias_size_in_bytes) / block)
-    return out[0], out[1]
-
-
 @pytest.mark.parametrize("kind", ["c2c", "r2c"])
 def test_the_xla_engine_holds_what_jnp_fft_and_all_to_all_hold_by_hand(kind):
     """The xla engine's slab programs hold no more than the same transform written by
-    hand from ``jnp.fft`` and ``lax.all_to_all``: XLA's FFT runs out of place and its
+    hand from ``jnp.fft`` and ``lax.all_to_all`` in a ``shard_map``
+    (:func:`benchmarks.memory.jax_program`): XLA's FFT runs out of place and its
     all-to-all copies, so both hold more than the collective's floor (the backward's
     first transform reads a transposed copy of its input): the ``OVER`` figures of
     those programs are XLA's own."""
     report = _plan(kind, "xla", "slab").memory()
     for inverse, direction in ((False, report.forward), (True, report.backward)):
-        kept, donated = _by_hand(kind, inverse, GRIDS["slab"][0])
+        fn, arg, block = jax_program(kind, inverse, N, GRIDS["slab"][0])
+        kept, donated = (program_memory(fn, arg, donate=d, block=block).blocks
+                         for d in (False, True))
         assert direction["kept"].blocks <= kept + SLACK, (kind, inverse, kept)
         assert direction["donated"].blocks <= donated + SLACK, (kind, inverse, donated)
         if inverse:                       # above the collective's floor, by hand too
