@@ -10,7 +10,7 @@ programs, with the input kept and donated, in blocks of the device's part of the
 input (:mod:`pfft.memory`). Beside them, "JAX alone" (``--engines jax``): the
 complex ``fftn``, ``rfftn`` and ``dctn`` as a user writes them without pfft
 (:func:`jax_program`: ``jnp.fft`` and ``jax.scipy.fft`` on one device, ``jnp.fft`` and
-``lax.all_to_all`` in a ``shard_map`` over a slab), measured the same way. Then the
+``lax.all_to_all`` in a ``shard_map`` over a slab or a pencil), measured the same way. Then the
 floor: a bare ``all_to_all`` in a ``shard_map`` (one block of a 64³ complex64 array
 over p = 2, 4, 8 devices).
 Figures are XLA's accounting of the compiled programs (``memory_analysis()``): nothing
@@ -50,8 +50,8 @@ CASES = {
                                                        padding=1.5)),
 }
 ENGINES = ("native", "xla", "auto")
-#: the cases written with JAX alone (one device: all; a slab: c2c and r2c), as
-#: columns named so
+#: the cases written with JAX alone (one device: all; a slab: c2c and r2c; a pencil:
+#: c2c), as columns named so
 JAX_ALONE = "jax"
 JAX_CASES = ("c2c", "r2c", "dct")
 COLUMN_NAMES = {JAX_ALONE: "JAX alone"}
@@ -93,14 +93,18 @@ def measure_plan(case: str, n: int, grid, engine: str) -> list[dict]:
     return out
 
 
-def jax_program(case: str, inverse: bool, n: int, p: int):
+def jax_program(case: str, inverse: bool, n: int, grid: tuple[int, ...]):
     """``(fn, argument, block bytes)``: the transform of ``case`` at ``n³`` (its
     backward where ``inverse``) written with JAX alone, as a user would. On one device
-    (``p`` 1) ``jnp.fft.fftn``/``ifftn``, ``rfftn``/``irfftn`` or
-    ``jax.scipy.fft.dctn``/``idctn``; over a slab of ``p`` devices (c2c and r2c)
-    ``jnp.fft`` and ``lax.all_to_all`` in a ``shard_map`` in numpy's axis order: the
-    forward splits axis 0 and transforms axes 1 and 2, exchanges, transforms axis 0;
-    the backward the other way. ``block``: the device's part of the forward input."""
+    (``grid`` ``(1,)``) ``jnp.fft.fftn``/``ifftn``, ``rfftn``/``irfftn`` or
+    ``jax.scipy.fft.dctn``/``idctn``; over a slab ``(p,)`` (c2c and r2c) or a pencil
+    ``(p, q)`` (c2c) ``jnp.fft`` and ``lax.all_to_all`` in a ``shard_map`` in numpy's
+    axis order: the slab's forward splits axis 0, transforms axes 1 and 2, exchanges,
+    transforms axis 0; the pencil's splits axes 0 and 1, transforms axis 2, then axis 1
+    and axis 0 each after an exchange; the backwards the other way. ``block``: the
+    device's part of the forward input."""
+    import math
+
     import jax
     import jax.numpy as jnp
     import jax.scipy.fft as jsf
@@ -108,6 +112,7 @@ def jax_program(case: str, inverse: bool, n: int, p: int):
     from jax.sharding import NamedSharding, PartitionSpec as P
 
     real = case in ("r2c", "dct")
+    p = math.prod(grid)
     block = n ** 3 // p * (4 if real else 8)
     spectrum = (n, n, n // 2 + 1) if case == "r2c" else (n,) * 3
     shape, dtype = ((spectrum, np.complex64 if case != "dct" else np.float32) if inverse
@@ -118,8 +123,11 @@ def jax_program(case: str, inverse: bool, n: int, p: int):
               ("dct", False): lambda a: jsf.dctn(a, type=2),
               ("dct", True): lambda a: jsf.idctn(a, type=2)}[case, inverse]
         return fn, jax.ShapeDtypeStruct(shape, dtype), block
-    if case not in ("c2c", "r2c"):
-        raise ValueError(f"jax_program: no slab program written for {case!r}")
+    if not _jax_writes(case, grid):
+        raise ValueError(f"jax_program: no program written for {case!r} on {grid}")
+    if len(grid) == 2:
+        fn, specs = _pencil(inverse, grid)
+        return fn, jax.ShapeDtypeStruct(shape, dtype, sharding=specs), block
     mesh = jax.make_mesh((p,), ("x",), devices=jax.devices()[:p])
 
     def forward(b):                           # split along axis 0
@@ -136,15 +144,40 @@ def jax_program(case: str, inverse: bool, n: int, p: int):
     return fn, jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, specs[0])), block
 
 
+def _pencil(inverse: bool, grid: tuple[int, int]):
+    """The complex pencil transform of :func:`jax_program` over ``grid`` and its input's
+    sharding."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh(grid, ("x", "y"), devices=jax.devices()[:grid[0] * grid[1]])
+    a2a = jax.lax.all_to_all
+
+    def forward(b):                          # split along axes 0 ('x') and 1 ('y')
+        b = a2a(jnp.fft.fft(b, axis=2), "y", 2, 1, tiled=True)       # axis 1 local
+        b = a2a(jnp.fft.fft(b, axis=1), "x", 1, 0, tiled=True)       # axis 0 local
+        return jnp.fft.fft(b, axis=0)
+
+    def backward(b):                         # split along axes 1 ('x') and 2 ('y')
+        b = a2a(jnp.fft.ifft(b, axis=0), "x", 0, 1, tiled=True)
+        b = a2a(jnp.fft.ifft(b, axis=1), "y", 1, 2, tiled=True)
+        return jnp.fft.ifft(b, axis=2)
+
+    specs = (P(None, "x", "y"), P("x", "y")) if inverse else (P("x", "y"), P(None, "x", "y"))
+    fn = jax.shard_map(backward if inverse else forward, mesh=mesh, in_specs=specs[0],
+                       out_specs=specs[1])
+    return fn, NamedSharding(mesh, specs[0])
+
+
 def measure_jax(case: str, n: int, grid) -> list[dict]:
-    """One row per direction: :func:`jax_program` of ``case`` at ``n³`` on one device
-    or a slab (``grid``), as :func:`measure_plan` measures a plan."""
+    """One row per direction: :func:`jax_program` of ``case`` at ``n³`` on ``grid``,
+    as :func:`measure_plan` measures a plan."""
     from pfft.memory import program_memory
 
-    p = grid[0] if len(grid) == 1 else 0
     out = []
     for direction in DIRECTIONS:
-        fn, arg, block = jax_program(case, direction == "backward", n, p)
+        fn, arg, block = jax_program(case, direction == "backward", n, tuple(grid))
         kept, donated = (program_memory(fn, arg, donate=d, block=block) for d in (False, True))
         out.append(dict(case=case, n=n, in_shape="x".join([str(n)] * 3), grid=_grid_name(grid),
                         layout=_layout(grid), engine=JAX_ALONE, chosen=JAX_ALONE,
@@ -159,8 +192,12 @@ def measure_jax(case: str, n: int, grid) -> list[dict]:
 
 
 def _jax_writes(case: str, grid) -> bool:
-    """Whether :func:`jax_program` has ``case`` on ``grid`` (pencils: none)."""
-    return case in JAX_CASES and (grid == (1,) or (len(grid) == 1 and case != "dct"))
+    """Whether :func:`jax_program` has ``case`` on ``grid``: every case on one device,
+    c2c and r2c on a slab, c2c on a pencil (a real pencil's half spectrum would need
+    padding to be cut evenly)."""
+    grid = tuple(grid)
+    return case in JAX_CASES and (grid == (1,) or (len(grid) == 1 and case != "dct")
+                                  or (len(grid) == 2 and case == "c2c"))
 
 
 def measure_floor(p: int, n: int) -> dict:
@@ -301,8 +338,9 @@ def doc(rows: list[dict], auto: str = "") -> list[str]:
            "(for the padded plan: of its finer physical grid, the input shown). Engine `auto` is pfft's "
            "default" + (f": `{auto}` here" if auto else "") + ". JAX alone: the same "
            "transform without pfft, `jnp.fft.fftn`, `rfftn` or `jax.scipy.fft.dctn` (and "
-           "their inverses) on one device, over a slab `jnp.fft` and `jax.lax.all_to_all` "
-           "in a `shard_map` (the axes in numpy's order); – where not written.")
+           "their inverses) on one device, over a slab or a pencil `jnp.fft` and "
+           "`jax.lax.all_to_all` in a `shard_map` (the axes in numpy's order); – where "
+           "not written.")
     parts = [plans_table(rows), key]
     if any(r["case"] == "all-to-all" for r in rows):
         parts += ["**The floor**: XLA's own all-to-all alone (`jax.lax.all_to_all(b, \"x\", "

@@ -37,7 +37,7 @@ MESH_KEPT, MESH_DONATED = 4.0, 3.0
 # padded r2c forward (the finer grid's spectrum before its truncation); on CPU meshes
 # the xla engine's programs, which hold what the same transform written by hand from
 # jnp.fft and lax.all_to_all holds (out-of-place FFTs beside the collective's copies,
-# the inverse's leading transpose a copy more: test_memory measures it on a slab)
+# the inverse's leading transpose a copy more: test_memory measures them)
 OVER = {
     ("dct", "xla", "one"): (4.05, 3.05), ("mixed", "xla", "one"): (4.05, 3.05),
     ("padded", "native", "one"): (3.06, 3.06), ("padded", "xla", "one"): (3.06, 3.06),

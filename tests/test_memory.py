@@ -56,23 +56,23 @@ def test_xla_cpu_all_to_all_floor(floors):
         assert donated == pytest.approx(3.0, abs=SLACK), (p, donated)
 
 
-@pytest.mark.parametrize("kind", ["c2c", "r2c"])
-def test_the_xla_engine_holds_what_jnp_fft_and_all_to_all_hold_by_hand(kind):
-    """The xla engine's slab programs hold no more than the same transform written by
+@pytest.mark.parametrize("kind, grid", [("c2c", "slab"), ("r2c", "slab"), ("c2c", "pencil")])
+def test_the_xla_engine_holds_what_jnp_fft_and_all_to_all_hold_by_hand(kind, grid):
+    """The xla engine's mesh programs hold no more than the same transform written by
     hand from ``jnp.fft`` and ``lax.all_to_all`` in a ``shard_map``
     (:func:`benchmarks.memory.jax_program`): XLA's FFT runs out of place and its
     all-to-all copies, so both hold more than the collective's floor (the backward's
     first transform reads a transposed copy of its input): the ``OVER`` figures of
     those programs are XLA's own."""
-    report = _plan(kind, "xla", "slab").memory()
+    report = _plan(kind, "xla", grid).memory()
     for inverse, direction in ((False, report.forward), (True, report.backward)):
-        fn, arg, block = jax_program(kind, inverse, N, GRIDS["slab"][0])
+        fn, arg, block = jax_program(kind, inverse, N, GRIDS[grid])
         kept, donated = (program_memory(fn, arg, donate=d, block=block).blocks
                          for d in (False, True))
         assert direction["kept"].blocks <= kept + SLACK, (kind, inverse, kept)
         assert direction["donated"].blocks <= donated + SLACK, (kind, inverse, donated)
         if inverse:                       # above the collective's floor, by hand too
-            assert kept > bounds(kind, "native", "slab", through_xla=False)[0] + 0.5
+            assert kept > bounds(kind, "native", grid, through_xla=False)[0] + 0.5
 
 
 def test_memory_reads_the_compiled_programs():
