@@ -66,6 +66,18 @@ def _layout(grid) -> str:
     return "one device" if grid == (1,) else "slab" if len(grid) == 1 else "pencil"
 
 
+def _figures(kept, donated) -> dict:
+    """A row's figures from the kept and donated programs' memory
+    (:class:`pfft.memory.ProgramMemory`), in blocks of their unit."""
+    block = kept.block
+    return dict(block_bytes=block, kept_blocks=kept.blocks, donated_blocks=donated.blocks,
+                argument_blocks=kept.argument / block, output_blocks=kept.output / block,
+                kept_temporaries_blocks=kept.temporaries / block,
+                donated_temporaries_blocks=donated.temporaries / block,
+                aliased_blocks=donated.aliased / block,
+                work_area_bytes=max(kept.work_area, donated.work_area))
+
+
 def measure_plan(case: str, n: int, grid, engine: str) -> list[dict]:
     """One row per direction: ``plan.memory()`` of ``case`` at ``n³`` on ``grid``."""
     import numpy as np
@@ -81,15 +93,8 @@ def measure_plan(case: str, n: int, grid, engine: str) -> list[dict]:
         kept, donated = (getattr(memory, direction)[how] for how in ("kept", "donated"))
         out.append(dict(case=case, n=n, in_shape="x".join(map(str, plan.in_shape)),
                         grid=_grid_name(grid), layout=_layout(grid), engine=engine,
-                        chosen=plan.engine.name, direction=direction, block_bytes=kept.block,
-                        kept_blocks=kept.blocks, donated_blocks=donated.blocks,
-                        argument_blocks=kept.argument / kept.block,
-                        output_blocks=kept.output / kept.block,
-                        kept_temporaries_blocks=kept.temporaries / kept.block,
-                        donated_temporaries_blocks=donated.temporaries / donated.block,
-                        aliased_blocks=donated.aliased / donated.block,
-                        work_area_bytes=max(kept.work_area, donated.work_area),
-                        peak_bytes=memory.peak))
+                        chosen=plan.engine.name, direction=direction,
+                        **_figures(kept, donated), peak_bytes=memory.peak))
     return out
 
 
@@ -181,12 +186,7 @@ def measure_jax(case: str, n: int, grid) -> list[dict]:
         kept, donated = (program_memory(fn, arg, donate=d, block=block) for d in (False, True))
         out.append(dict(case=case, n=n, in_shape="x".join([str(n)] * 3), grid=_grid_name(grid),
                         layout=_layout(grid), engine=JAX_ALONE, chosen=JAX_ALONE,
-                        direction=direction, block_bytes=block, kept_blocks=kept.blocks,
-                        donated_blocks=donated.blocks, argument_blocks=kept.argument / block,
-                        output_blocks=kept.output / block,
-                        kept_temporaries_blocks=kept.temporaries / block,
-                        donated_temporaries_blocks=donated.temporaries / block,
-                        aliased_blocks=donated.aliased / block, work_area_bytes=0,
+                        direction=direction, **_figures(kept, donated),
                         peak_bytes=max(kept.total, donated.total)))
     return out
 
@@ -216,12 +216,7 @@ def measure_floor(p: int, n: int) -> dict:
     block = n ** 3 * 8 // p
     kept, donated = (program_memory(swap, arg, donate=d, block=block) for d in (False, True))
     return dict(case="all-to-all", n=n, in_shape="x".join([str(n)] * 3), grid=str(p),
-                layout="slab", engine="", chosen="", direction="", block_bytes=block,
-                kept_blocks=kept.blocks, donated_blocks=donated.blocks,
-                argument_blocks=kept.argument / block, output_blocks=kept.output / block,
-                kept_temporaries_blocks=kept.temporaries / block,
-                donated_temporaries_blocks=donated.temporaries / block,
-                aliased_blocks=donated.aliased / block, work_area_bytes=0,
+                layout="slab", engine="", chosen="", direction="", **_figures(kept, donated),
                 peak_bytes=kept.total)
 
 

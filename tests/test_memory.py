@@ -11,10 +11,9 @@ import jax
 import numpy as np
 import pytest
 import scipy.fft
-from jax.sharding import NamedSharding, PartitionSpec as P
 
 import pfft
-from benchmarks.memory import jax_program
+from benchmarks.memory import jax_program, measure_floor
 from conftest import random_array, rel_err
 from memory_bounds import (GOAL_DONATED, GOAL_KEPT, GRIDS, KINDS, N, SLACK, bounds,
                            check_within, make_plan)
@@ -27,24 +26,12 @@ def _plan(kind: str, engine: str, grid: str):
     return make_plan(kind, engine, pfft.make_mesh(GRIDS[grid]))
 
 
-def _all_to_all_floor(p: int) -> tuple[float, float]:
-    """Blocks a bare tiled all-to-all over ``p`` devices holds, kept and donated."""
-    mesh = jax.make_mesh((p,), ("x",), devices=jax.devices()[:p])
-    f = jax.shard_map(lambda b: jax.lax.all_to_all(b, "x", 0, 0, tiled=True), mesh=mesh,
-                      in_specs=P("x"), out_specs=P("x"))
-    x = jax.ShapeDtypeStruct((8 * p, 64, 64), np.complex64, sharding=NamedSharding(mesh, P("x")))
-    out = []
-    for donate in (False, True):
-        m = jax.jit(f, donate_argnums=(0,) if donate else ()).lower(x).compile().memory_analysis()
-        total = (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-                 - m.alias_size_in_bytes)
-        out.append(total / m.argument_size_in_bytes)
-    return out[0], out[1]
-
-
 @pytest.fixture(scope="module")
 def floors() -> dict[int, tuple[float, float]]:
-    return {p: _all_to_all_floor(p) for p in (2, 4, 8)}
+    """Blocks a bare tiled all-to-all over ``p`` devices holds, kept and donated
+    (:func:`benchmarks.memory.measure_floor`, the docs' floor rows)."""
+    rows = {p: measure_floor(p, 64) for p in (2, 4, 8)}
+    return {p: (r["kept_blocks"], r["donated_blocks"]) for p, r in rows.items()}
 
 
 def test_xla_cpu_all_to_all_floor(floors):
