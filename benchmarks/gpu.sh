@@ -63,8 +63,13 @@
 # (20), APP_PADDING (1.5), APP_GRAD_N (64), REPEATS (10), WARMUP (2), TEST_WORKERS (4),
 # SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
 # PLATFORM (gpu; "cpu" runs every step on the CPU at small sizes, to check this script
-# where there is no GPU). A step that later ones need stops the run when it fails; any
-# other failure is reported and the next step runs. Exit status 1 if anything failed.
+# where there is no GPU), TIME_LIMIT (0: none; else the seconds every step but report
+# and archive may take together: a command is stopped when they are spent, a step not
+# started with under STEP_MIN_S (20) of them left, and the report and the archive of
+# what was done still come, so a run inside a fixed allowance of machine time ends
+# with its results). A step that later ones need stops the run when it fails; any
+# other failure is reported and the next step runs. Exit status 1 if anything failed
+# or was not started for lack of time.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
@@ -90,6 +95,8 @@ TEST_WORKERS=${TEST_WORKERS:-4}
 SUITE_WORKERS=${SUITE_WORKERS:-8}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-300}
 GPU=${GPU:-0}
+TIME_LIMIT=${TIME_LIMIT:-0}
+STEP_MIN_S=${STEP_MIN_S:-20}
 STEPS=${STEPS:-env build bench device huge apps test mpi report archive}
 WORK=$ROOT/build/gpu-sh                 # git-ignored; kept between runs on a machine
 PREFIX=$WORK/mpi
@@ -116,14 +123,48 @@ step() {
 die() { printf '\n*** gpu.sh STOPPED in step "%s": %s\n' "$STEP" "$*"; exit 1; }
 fail() { FAILED+=("$STEP: $*"); printf '*** FAILED (%s): %s; going on\n' "$STEP" "$*"; }
 want() { [[ " $STEPS " == *" $1 "* ]]; }
+NOT_STARTED=()                          # steps wanted but not started: TIME_LIMIT near
+# time_left: seconds of TIME_LIMIT left for the steps (a day where there is no limit);
+# the report and the archive are not limited
+time_left() {
+    if ((TIME_LIMIT > 0)) && [[ $STEP != report && $STEP != archive ]]; then
+        echo $((TIME_LIMIT - (SECONDS - RUN_START)))
+    else
+        echo 86400
+    fi
+}
+# due NAME: step NAME is wanted and there is time to start it
+due() {
+    want "$1" || return 1
+    [[ $1 == report || $1 == archive ]] && return 0
+    local left
+    left=$(time_left)
+    ((left >= STEP_MIN_S)) && return 0
+    NOT_STARTED+=("$1")
+    printf '\n=== %s: not started, %s s of TIME_LIMIT=%s left (STEP_MIN_S=%s)\n' \
+        "$1" "$left" "$TIME_LIMIT" "$STEP_MIN_S"
+    return 1
+}
 tail_of() { echo "--- last lines of $1:"; tail -n "${2:-25}" "$1"; }
 # run NAME TIMEOUT CMD...: a step's command with its log under $OUT, a failure reported
+# (its limit is TIMEOUT or what is left of TIME_LIMIT, the less)
 run() {
-    local name=$1 limit=$2; shift 2
+    local name=$1 limit=$2 left rc=0; shift 2
+    left=$(time_left)
+    if ((left < 1)); then
+        fail "$name not run: TIME_LIMIT=$TIME_LIMIT s spent"
+        return 1
+    fi
+    ((left < limit)) && limit=$left
     echo "+ $* (log $name.log, limit ${limit}s)"
-    if ! timeout "$limit" "$@" >"$OUT/$name.log" 2>&1; then
+    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+    if ((rc != 0)); then
         tail_of "$OUT/$name.log" 30
-        fail "$name (see $name.log)"
+        if ((rc == 124)); then
+            fail "$name stopped at its limit of ${limit}s (see $name.log)"
+        else
+            fail "$name (see $name.log)"
+        fi
         return 1
     fi
     tail -n "${SHOW:-15}" "$OUT/$name.log"
@@ -221,7 +262,7 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"   # pfft from this checkout
 echo "gpu.sh: $(date '+%Y-%m-%d %H:%M:%S'), host $(hostname), platform $PLATFORM, steps: $STEPS"
 echo "python: $PY; results and logs: $OUT"
 
-if want env; then
+if due env; then
     step env "Python, JAX, the device, MPI"
     "$PY" -c "import sys, jax, numpy; print('Python', sys.version.split()[0], '| jax', jax.__version__, '| numpy', numpy.__version__); print('devices:', jax.devices())" \
         || die "jax does not import with $PY"
@@ -260,7 +301,7 @@ build_mpi4jax() {
 
 CPU_BUILD=                              # pid of the CPU kernels' build in the background
 MPI4JAX_BUILD=                          # pid of mpi4jax's build in the background
-if want build; then
+if due build; then
     step build "pfft's kernels"
     ducc=("$ROOT"/.whl/ducc0-*.tar.gz)
     margs=(PYTHON="$PY")
@@ -308,7 +349,7 @@ cpu_kernels() {
     fi
 }
 
-if want bench; then
+if due bench; then
     step bench "one device: c2c and real transforms per engine against jnp.fft"
     # shellcheck disable=SC2086  # SIZES is a list
     XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=40 \
@@ -321,7 +362,7 @@ if want bench; then
         --out "$OUT" || true
 fi
 
-if want device; then
+if due device; then
     step device "what one device of a p-GPU plan runs"
     # shellcheck disable=SC2086  # DEVICE_ARGS is a list
     XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.95} SHOW=60 \
@@ -332,14 +373,14 @@ if want device; then
     fi
 fi
 
-if want huge; then
+if due huge; then
     step huge "blocks of 2³¹ points, every point against its exact value"
     # shellcheck disable=SC2086  # HUGE_ARGS is a list
     XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=60 \
         run huge_blocks 300 "$PY" -m benchmarks.huge_blocks $HUGE_ARGS --out "$OUT" || true
 fi
 
-if want apps; then
+if due apps; then
     step apps "Taylor-Green ${APP_N}³ to t = $APP_T_END and N-body ${APP_N}³ on one device"
     SHOW=8 run taylor_green 300 "$PY" -m benchmarks.apps.taylor_green --n "$APP_N" --grid 1x1 \
         --t-end "$APP_T_END" --padding "$APP_PADDING" --out "$OUT" || true
@@ -350,7 +391,7 @@ if want apps; then
         --grad-n "$APP_GRAD_N" --out "$OUT" || true
 fi
 
-if want test; then
+if due test; then
     cpu_kernels
     step test "GPU tests: tests/test_engines.py tests/test_gpu.py"
     SHOW=4 run tests_gpu 600 "$PY" -m pytest -q -rs -n "$TEST_WORKERS" -p no:cacheprovider \
@@ -358,7 +399,7 @@ if want test; then
 fi
 
 MPIRUN=
-if want mpi; then
+if due mpi; then
     step mpi "mpi4jax against mpi4py's MPI; mpirun -n 2 benchmarks.mpi_gpu"
     find_mpi
     echo "mpicc: ${MPICC:-none}"
@@ -421,7 +462,7 @@ gpu_inputs() {
     fi
 }
 
-if want report; then
+if due report; then
     step report "the docs' GPU tables from this run (python -m benchmarks report)"
     rm -rf "$OUT/docs"
     mkdir -p "$OUT/docs"
@@ -447,14 +488,14 @@ if want report; then
     fi
 fi
 
-if want suite; then
+if due suite; then
     cpu_kernels
     step suite "the whole suite with the GPU visible (limit ${SUITE_TIMEOUT}s)"
     SHOW=30 run suite "$SUITE_TIMEOUT" "$PY" -m pytest -q -rs -n "$SUITE_WORKERS" \
         --dist loadfile -p no:cacheprovider tests || true
 fi
 
-if want install; then
+if due install; then
     cpu_kernels
     step install "pip install --no-build-isolation . (the GPU engine without a flag)"
     rm -rf "$WORK/install"
@@ -467,7 +508,7 @@ if want install; then
     fi
 fi
 
-if want wheel; then
+if due wheel; then
     cpu_kernels
     step wheel "the CUDA wheel in a fresh venv, no nvcc on PATH"
     check_cuda_wheel || true
@@ -480,17 +521,20 @@ printf '\n=== summary (%s)\n' "$(date '+%H:%M:%S')"
 for f in "$OUT"/*.md; do
     if [[ -f $f && $f -nt $STARTED ]]; then echo "--- $f"; head -c 6000 "$f"; echo; fi
 done
-if want archive; then
+echo
+echo "time per step: $(printf '%s s, ' "${TIMES[@]}" | sed 's/, $//')"
+echo "total: $((SECONDS - RUN_START)) s"
+if ((${#NOT_STARTED[@]})); then
+    echo; echo "*** not started for lack of time (TIME_LIMIT=$TIME_LIMIT s): ${NOT_STARTED[*]}"
+fi
+if ((${#FAILED[@]})); then
+    echo; echo "*** ${#FAILED[@]} failure(s):"; printf '  - %s\n' "${FAILED[@]}"
+fi
+if want archive; then                   # last: the log in it holds the lines above
     tar -C "$OUT" -czf "$WORK/gpu_results.tar.gz" --exclude gpu_results.tar.gz . \
         && mv "$WORK/gpu_results.tar.gz" "$OUT/" && echo "archive: $OUT/gpu_results.tar.gz"
 fi
-echo
-echo "time per step: $(printf '%s s, ' "${TIMES[@]}" | sed 's/, $//')"
-echo "total: $((SECONDS - RUN_START)) s (the default steps are meant to fit in 300 s on one H100, the huge step's minute aside)"
-if ((${#FAILED[@]})); then
-    echo; echo "*** ${#FAILED[@]} failure(s):"; printf '  - %s\n' "${FAILED[@]}"
-    return 1
-fi
+((${#FAILED[@]} + ${#NOT_STARTED[@]} == 0)) || return 1
 echo "all steps ran"
 }
 

@@ -1018,6 +1018,30 @@ def test_huge_blocks_find_unscaled_inverses_and_a_leaky_c2r(monkeypatch):
     assert len(huge_blocks.failures(rows)) == 5
 
 
+def test_gpu_sh_ends_within_its_time_limit_with_its_results(tmp_path):
+    """`TIME_LIMIT=3 benchmarks/gpu.sh` with a Python that never finishes: the command
+    running when the limit is spent is stopped and reported, the next one is not run,
+    a step that would start after it is named as not started, the archive still packs
+    the logs written, and the run exits 1 within seconds (not the stand-in's minute)."""
+    stalls = tmp_path / "python"
+    stalls.write_text("#!/bin/sh\nsleep 60\n")
+    stalls.chmod(0o755)
+    out = tmp_path / "out"
+    env = dict(os.environ, PLATFORM="cpu", STEPS="bench huge archive", TIME_LIMIT="3",
+               STEP_MIN_S="1", OUT=str(out))
+    proc = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu.sh"), str(stalls)],
+                          env=env, capture_output=True, text=True, timeout=50)
+    log = proc.stdout
+    assert proc.returncode == 1, log + proc.stderr
+    assert "engines stopped at its limit of 3s (see engines.log)" in log, log
+    assert "real_engines not run: TIME_LIMIT=3 s spent" in log, log
+    assert "=== huge: not started" in log and "benchmarks.huge_blocks" not in log, log
+    assert "not started for lack of time (TIME_LIMIT=3 s): huge" in log, log
+    listed = subprocess.run(["tar", "tzf", str(out / "gpu_results.tar.gz")],
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert {"./engines.log", "./gpu_sh.log"} <= set(listed), listed
+
+
 # -- the one timing harness (benchmarks/common.py) ----------------------------------------
 class _Clock:
     """A clock that advances only when a candidate runs: each call of a candidate adds
