@@ -56,7 +56,10 @@
 #   archive  everything written, packed into $OUT/gpu_results.tar.gz
 #
 # Usage: benchmarks/gpu.sh [python]   (default .venv/bin/python if there is one, else python3)
-# Steps run in the order above. Environment (defaults): OUT (results), STEPS ("env
+# env and build run first, the report after the other steps and the archive last; the
+# others run in the order STEPS names them (under a TIME_LIMIT, what matters most
+# first; an unknown name stops the run before any step). Environment (defaults): OUT
+# (results), STEPS ("env
 # build bench device huge apps test mpi report archive"; add suite, install, wheel to
 # run them), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS (arguments of
 # benchmarks.per_device), HUGE_ARGS (of benchmarks.huge_blocks), APP_N (256), APP_T_END
@@ -262,7 +265,7 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"   # pfft from this checkout
 echo "gpu.sh: $(date '+%Y-%m-%d %H:%M:%S'), host $(hostname), platform $PLATFORM, steps: $STEPS"
 echo "python: $PY; results and logs: $OUT"
 
-if due env; then
+step_env() {
     step env "Python, JAX, the device, MPI"
     "$PY" -c "import sys, jax, numpy; print('Python', sys.version.split()[0], '| jax', jax.__version__, '| numpy', numpy.__version__); print('devices:', jax.devices())" \
         || die "jax does not import with $PY"
@@ -273,7 +276,7 @@ if due env; then
     fi
     "$PY" -c "from mpi4py import MPI; print('mpi4py MPI:', MPI.Get_library_version().splitlines()[0].strip())" 2>/dev/null \
         || echo "(no mpi4py)"
-fi
+}
 
 # mpi4py's MPI: its build's mpicc, else the one beside the Python, else on PATH
 MPICC=
@@ -301,7 +304,7 @@ build_mpi4jax() {
 
 CPU_BUILD=                              # pid of the CPU kernels' build in the background
 MPI4JAX_BUILD=                          # pid of mpi4jax's build in the background
-if due build; then
+step_build() {
     step build "pfft's kernels"
     ducc=("$ROOT"/.whl/ducc0-*.tar.gz)
     margs=(PYTHON="$PY")
@@ -334,7 +337,7 @@ if due build; then
     "$PY" -m pfft | tee "$OUT/show_config.txt" || die "pfft does not import with $PY"
     "$PY" -c "from pfft.engines import native; import sys; sys.exit(not native.available('$PLATFORM'))" \
         || fail "native $PLATFORM engine unavailable"
-fi
+}
 # cpu_kernels: wait for the background build of the CPU kernels (once), say how it went
 cpu_kernels() {
     [[ -n $CPU_BUILD ]] || return 0
@@ -349,7 +352,7 @@ cpu_kernels() {
     fi
 }
 
-if due bench; then
+step_bench() {
     step bench "one device: c2c and real transforms per engine against jnp.fft"
     # shellcheck disable=SC2086  # SIZES is a list
     XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=40 \
@@ -360,9 +363,9 @@ if due bench; then
         run real_engines 300 "$PY" -m benchmarks.real_engines --platform "$PLATFORM" \
         --sizes $REAL_SIZES --dtypes float32 float64 --repeats "$REPEATS" --warmup "$WARMUP" \
         --out "$OUT" || true
-fi
+}
 
-if due device; then
+step_device() {
     step device "what one device of a p-GPU plan runs"
     # shellcheck disable=SC2086  # DEVICE_ARGS is a list
     XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.95} SHOW=60 \
@@ -371,16 +374,16 @@ if due device; then
         SHOW=40 run model 120 "$PY" -m benchmarks.model --per-device "$OUT/per_device_$PLATFORM.csv" \
             --markdown "$OUT/gpu_model.md" --plot "$OUT/gpu_model.png" || true
     fi
-fi
+}
 
-if due huge; then
+step_huge() {
     step huge "blocks of 2³¹ points, every point against its exact value"
     # shellcheck disable=SC2086  # HUGE_ARGS is a list
     XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.9} SHOW=60 \
         run huge_blocks 300 "$PY" -m benchmarks.huge_blocks $HUGE_ARGS --out "$OUT" || true
-fi
+}
 
-if due apps; then
+step_apps() {
     step apps "Taylor-Green ${APP_N}³ to t = $APP_T_END and N-body ${APP_N}³ on one device"
     SHOW=8 run taylor_green 300 "$PY" -m benchmarks.apps.taylor_green --n "$APP_N" --grid 1x1 \
         --t-end "$APP_T_END" --padding "$APP_PADDING" --out "$OUT" || true
@@ -389,17 +392,17 @@ if due apps; then
         || fail "Taylor-Green: no RMS deviation of -dE/dt (see taylor_green.log)"
     SHOW=16 run nbody 300 "$PY" -m benchmarks.apps.nbody --n "$APP_N" --grid 1x1 --halo "$APP_HALO" \
         --grad-n "$APP_GRAD_N" --out "$OUT" || true
-fi
+}
 
-if due test; then
+step_test() {
     cpu_kernels
     step test "GPU tests: tests/test_engines.py tests/test_gpu.py"
     SHOW=4 run tests_gpu 600 "$PY" -m pytest -q -rs -n "$TEST_WORKERS" -p no:cacheprovider \
         tests/test_engines.py tests/test_gpu.py || true
-fi
+}
 
 MPIRUN=
-if due mpi; then
+step_mpi() {
     step mpi "mpi4jax against mpi4py's MPI; mpirun -n 2 benchmarks.mpi_gpu"
     find_mpi
     echo "mpicc: ${MPICC:-none}"
@@ -442,7 +445,7 @@ if due mpi; then
                 --repeats "$REPEATS" --warmup "$WARMUP" --cuda-mpi "$mode" --out "$OUT" || true
         done
     fi
-fi
+}
 
 # gpu_inputs: "run's file" "name the docs read" pairs of this run's data (a CPU check's
 # files stand in for the GPU's under the GPU names, to check the rendering)
@@ -462,7 +465,7 @@ gpu_inputs() {
     fi
 }
 
-if due report; then
+step_report() {
     step report "the docs' GPU tables from this run (python -m benchmarks report)"
     rm -rf "$OUT/docs"
     mkdir -p "$OUT/docs"
@@ -486,16 +489,16 @@ if due report; then
             echo "into the docs: (cd $OUT/docs/data && cp ${copied[*]} $ROOT/docs/data/) && python -m benchmarks report"
         fi
     fi
-fi
+}
 
-if due suite; then
+step_suite() {
     cpu_kernels
     step suite "the whole suite with the GPU visible (limit ${SUITE_TIMEOUT}s)"
     SHOW=30 run suite "$SUITE_TIMEOUT" "$PY" -m pytest -q -rs -n "$SUITE_WORKERS" \
         --dist loadfile -p no:cacheprovider tests || true
-fi
+}
 
-if due install; then
+step_install() {
     cpu_kernels
     step install "pip install --no-build-isolation . (the GPU engine without a flag)"
     rm -rf "$WORK/install"
@@ -506,13 +509,30 @@ if due install; then
         grep -q "native cuda (cuFFT): available, $WORK/install" "$OUT/installed_config.txt" \
             || [[ $PLATFORM == cpu ]] || fail "the installed pfft has no GPU engine"
     fi
-fi
+}
 
-if due wheel; then
+step_wheel() {
     cpu_kernels
     step wheel "the CUDA wheel in a fresh venv, no nvcc on PATH"
     check_cuda_wheel || true
-fi
+}
+
+# env and build first, then the other steps in the order STEPS names them, the report
+# after them all (the archive comes with the summary below)
+ORDER=()
+for s in env build; do want $s && ORDER+=("$s"); done
+for s in $STEPS; do
+    case $s in
+        env|build|report|archive) ;;
+        bench|device|huge|apps|test|mpi|suite|install|wheel)
+            [[ " ${ORDER[*]} " == *" $s "* ]] || ORDER+=("$s") ;;
+        *) die "no step $s (steps: env build bench device huge apps test mpi report suite install wheel archive)" ;;
+    esac
+done
+want report && ORDER+=(report)
+for s in "${ORDER[@]}"; do
+    if due "$s"; then "step_$s"; fi
+done
 
 cpu_kernels                             # not left running whatever the steps
 [[ $STEP != start ]] && TIMES+=("$STEP $((SECONDS - STEP_START))")

@@ -1018,19 +1018,26 @@ def test_huge_blocks_find_unscaled_inverses_and_a_leaky_c2r(monkeypatch):
     assert len(huge_blocks.failures(rows)) == 5
 
 
-def test_gpu_sh_ends_within_its_time_limit_with_its_results(tmp_path):
-    """`TIME_LIMIT=3 benchmarks/gpu.sh` with a Python that never finishes: the command
-    running when the limit is spent is stopped and reported, the next one is not run,
-    a step that would start after it is named as not started, the archive still packs
-    the logs written, and the run exits 1 within seconds (not the stand-in's minute)."""
+def _gpu_sh_with_a_python_that_never_finishes(tmp_path, steps, **env):
+    """Runs benchmarks/gpu.sh (PLATFORM=cpu) with ``STEPS=steps``, ``env`` and a stand-in
+    Python that sleeps a minute; returns the process and its output folder."""
     stalls = tmp_path / "python"
     stalls.write_text("#!/bin/sh\nsleep 60\n")
     stalls.chmod(0o755)
-    out = tmp_path / "out"
-    env = dict(os.environ, PLATFORM="cpu", STEPS="bench huge archive", TIME_LIMIT="3",
-               STEP_MIN_S="1", OUT=str(out))
+    out = tmp_path / steps.replace(" ", "_")
     proc = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu.sh"), str(stalls)],
-                          env=env, capture_output=True, text=True, timeout=50)
+                          env=dict(os.environ, PLATFORM="cpu", STEPS=steps, OUT=str(out), **env),
+                          capture_output=True, text=True, timeout=50)
+    return proc, out
+
+
+def test_gpu_sh_ends_within_its_time_limit_with_its_results(tmp_path):
+    """`TIME_LIMIT=3 benchmarks/gpu.sh`: the command running when the limit is spent is
+    stopped and reported, the next one is not run, a step that would start after it is
+    named as not started, the archive still packs the logs written, and the run exits 1
+    within seconds (not the stand-in Python's minute)."""
+    proc, out = _gpu_sh_with_a_python_that_never_finishes(
+        tmp_path, "bench huge archive", TIME_LIMIT="3", STEP_MIN_S="1")
     log = proc.stdout
     assert proc.returncode == 1, log + proc.stderr
     assert "engines stopped at its limit of 3s (see engines.log)" in log, log
@@ -1040,6 +1047,22 @@ def test_gpu_sh_ends_within_its_time_limit_with_its_results(tmp_path):
     listed = subprocess.run(["tar", "tzf", str(out / "gpu_results.tar.gz")],
                             capture_output=True, text=True, check=True).stdout.split()
     assert {"./engines.log", "./gpu_sh.log"} <= set(listed), listed
+
+
+def test_gpu_sh_runs_its_steps_in_the_order_named(tmp_path):
+    """The measuring steps run in the order STEPS names them, so that under a time limit
+    what matters most comes first: with "huge bench" the huge step runs (and is stopped
+    at the limit) and the bench step is the one left out; an unknown step name stops
+    the run before any step."""
+    proc, _ = _gpu_sh_with_a_python_that_never_finishes(
+        tmp_path, "huge bench", TIME_LIMIT="3", STEP_MIN_S="1")
+    log = proc.stdout
+    assert proc.returncode == 1, log + proc.stderr
+    assert "huge_blocks stopped at its limit of 3s" in log, log
+    assert "=== bench: not started" in log and "benchmarks.engines" not in log, log
+    proc, _ = _gpu_sh_with_a_python_that_never_finishes(tmp_path, "bench tests")
+    assert proc.returncode == 1 and "no step tests" in proc.stdout, proc.stdout
+    assert "=== bench" not in proc.stdout, proc.stdout
 
 
 # -- the one timing harness (benchmarks/common.py) ----------------------------------------
