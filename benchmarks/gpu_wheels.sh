@@ -14,7 +14,8 @@
 #                   otherwise)
 #   pfft            the CUDA wheel (`make wheel-cuda`: the CPU kernels, libpfft_cuda13.so
 #                   and libpfft_cuda12.so, manylinux), copied from dist/ (built there
-#                   with this Python first where dist/ has none for CPython $PYVER):
+#                   with this Python first where dist/ has none for CPython $PYVER, or
+#                   only one older than a file of pfft/, kernels/ or pyproject.toml):
 #                   gpu.sh's step `wheel` installs it into a fresh venv
 #
 # Usage: benchmarks/gpu_wheels.sh [python]   (default .venv/bin/python, else python3; any
@@ -68,6 +69,12 @@ pip_dl --no-binary ducc0 "$DUCC"
 echo "== pfft's CUDA wheel for CPython $PYVER (make wheel-cuda)"
 cp="cp${PYVER/./}"
 cuda_wheel=$(ls -t dist/pfft-*-"$cp"-"$cp"-manylinux*.whl 2>/dev/null | head -n 1 || true)
+if [[ -n $cuda_wheel ]]; then
+    # a wheel older than pfft's sources would carry older code to the GPU: build anew
+    newer=$(find pfft kernels pyproject.toml -type f -newer "$cuda_wheel" \
+        -not -path 'kernels/build/*' -not -path '*/__pycache__/*' 2>/dev/null | head -n 1)
+    [[ -z $newer ]] || { echo "$cuda_wheel is older than $newer: building it again"; cuda_wheel=; }
+fi
 if [[ -z $cuda_wheel ]]; then
     if [[ $("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') != "$PYVER" ]]; then
         echo "dist/ has no CUDA wheel for CPython $PYVER and $PY is not $PYVER: run" \
