@@ -59,20 +59,20 @@
 # env and build run first, the report after the other steps and the archive last; the
 # others run in the order STEPS names them (under a TIME_LIMIT, what matters most
 # first; an unknown name stops the run before any step). Environment (defaults): OUT
-# (results), STEPS ("env
-# build bench device huge apps test mpi report archive"; add suite, install, wheel to
-# run them), SIZES (256 512 1024), REAL_SIZES (256 512), DEVICE_ARGS (arguments of
-# benchmarks.per_device), HUGE_ARGS (of benchmarks.huge_blocks), APP_N (256), APP_T_END
-# (20), APP_PADDING (1.5), APP_GRAD_N (64), REPEATS (10), WARMUP (2), TEST_WORKERS (4),
-# SUITE_WORKERS (8), SUITE_TIMEOUT (300 s), GPU (0), CUDA_HOME (/usr/local/cuda),
-# PLATFORM (gpu; "cpu" runs every step on the CPU at small sizes, to check this script
-# where there is no GPU), TIME_LIMIT (0: none; else the seconds every step but report
-# and archive may take together: a command is stopped when they are spent, a step not
-# started with under STEP_MIN_S (20) of them left, and the report and the archive of
-# what was done still come, so a run inside a fixed allowance of machine time ends
-# with its results). A step that later ones need stops the run when it fails; any
-# other failure is reported and the next step runs. Exit status 1 if anything failed
-# or was not started for lack of time.
+# (results), STEPS ("env build bench device huge apps test mpi report archive"; add
+# suite, install, wheel to run them), SIZES (256 512 1024), REAL_SIZES (256 512),
+# DEVICE_ARGS (arguments of benchmarks.per_device), HUGE_ARGS (of
+# benchmarks.huge_blocks), APP_N (256), APP_T_END (20), APP_PADDING (1.5), APP_GRAD_N
+# (64), REPEATS (10), WARMUP (2), TEST_WORKERS (4), SUITE_WORKERS (8), SUITE_TIMEOUT
+# (300 s), GPU (0), CUDA_HOME (/usr/local/cuda), PLATFORM (gpu; "cpu" runs every step
+# on the CPU at small sizes, to check this script where there is no GPU), TIME_LIMIT
+# (0: none; else the seconds every step but report and archive may take together: a
+# command is stopped when they are spent, a step not started with under STEP_MIN_S
+# (20) of them left, and the report and the archive of what was done still come, so a
+# run inside a fixed allowance of machine time ends with its results). A step that
+# later ones need stops the run when it fails; any other failure is reported and the
+# next step runs. Exit status 1 if anything failed or was not started for lack of
+# time.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
