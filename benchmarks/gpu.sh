@@ -128,9 +128,9 @@ fail() { FAILED+=("$STEP: $*"); printf '*** FAILED (%s): %s; going on\n' "$STEP"
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 NOT_STARTED=()                          # steps wanted but not started: TIME_LIMIT near
 # time_left: seconds of TIME_LIMIT left for the steps (a day where there is no limit);
-# the report and the archive are not limited
+# the report is not limited (nor the archive, which runs no command through run)
 time_left() {
-    if ((TIME_LIMIT > 0)) && [[ $STEP != report && $STEP != archive ]]; then
+    if ((TIME_LIMIT > 0)) && [[ $STEP != report ]]; then
         echo $((TIME_LIMIT - (SECONDS - RUN_START)))
     else
         echo 86400
@@ -139,7 +139,7 @@ time_left() {
 # due NAME: step NAME is wanted and there is time to start it
 due() {
     want "$1" || return 1
-    [[ $1 == report || $1 == archive ]] && return 0
+    [[ $1 == report ]] && return 0
     local left
     left=$(time_left)
     ((left >= STEP_MIN_S)) && return 0
