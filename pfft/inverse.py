@@ -13,8 +13,11 @@ that plan ends. Which forward plan:
   whatever ran before and in whichever thread: the plan from the layout
   ``out_sharding`` asks for, if there is one and it ends where the input is, else the
   plan from the default layout (:func:`pfft.layout.default_layout`, where
-  :func:`pfft.device_put` puts arrays). So ``irfftn(rfftn(u))`` comes back in ``u``'s
-  sharding for ``u`` in the default layout, and for any ``u`` with
+  :func:`pfft.device_put` puts arrays); neither where it slices its input over a mesh
+  axis that input is replicated over (backwards, an all-gather). So
+  ``irfftn(rfftn(u))`` comes back in ``u``'s sharding for ``u`` in the default layout
+  (on every mesh: a mesh axis no even layout finds room for stays idle throughout,
+  and an all-gather the forward needed is a slice backwards), and for any ``u`` with
   ``out_sharding=u.sharding`` (several input layouts can end in the same output
   layout: the spectrum alone cannot say which was ``u``'s). A padded spectrum
   (``spectrum="padded"``) needs ``s`` to say its real shape.
@@ -31,7 +34,7 @@ from dataclasses import replace
 import jax
 from jax.sharding import NamedSharding
 
-from .arguments import complex_dtype, swapped_norm
+from .arguments import check_norm, complex_dtype, swapped_norm
 from .autodiff import Variant
 from .plan_core import PlanCore
 from .grid import mesh_shape_of
@@ -40,9 +43,10 @@ from .layout import Layout, default_layout, layout_from_spec
 from .forward_record import FORWARDS
 from .mesh_plan import get_plan
 from .problem import Problem
-from .sharding import is_tracer, spec_of
+from .sharding import is_tracer, mesh_of, spec_of
+from .stages import Scatter
 
-__all__ = ["inverse", "inverse_real"]
+__all__ = ["inverse", "inverse_real", "comes_back"]
 
 # the variants an inverse runs: a forward plan backwards, or a plan forwards with the
 # inverse sign (an FFT's; a DCT/DST plan of the transposed type runs forwards)
@@ -138,6 +142,22 @@ def inverse_real(x, s, axes, norm, mesh, out_sharding, where: str) -> jax.Array:
     return get_plan(c2r, mesh).run(x, _FROM_INPUT)
 
 
+def comes_back(x, y, axes, norm, mesh) -> bool:
+    """Whether ``y``, :func:`inverse_real` of ``x`` over ``axes`` with ``norm`` and no
+    ``out_sharding``, is a round trip's: ``x`` visibly where the forward plan from the
+    default layout of ``y``'s shape leaves its spectrum, so that plan ran backwards
+    and ``y`` is in that layout (the 1-D forms leave it there rather than in the
+    spectrum's sharding: ``irfft(rfft(u), n)`` comes back in ``u``'s)."""
+    mesh = mesh if mesh is not None else mesh_of(x)
+    layout = layout_of(x, mesh)
+    if layout is None:
+        return False
+    real = Problem(tuple(y.shape), complex_dtype(y.dtype), tuple(axes),
+                   check_norm(norm, "irfft"), "r2c")
+    forward = get_plan(real, mesh)
+    return forward.chain.out_layout == layout and not _slices(forward)
+
+
 def _recorded(kind: str, x, mesh, axes, kinds) -> PlanCore | None:
     """Where JAX hides where ``x`` is (a tracer without a visible sharding, on a mesh
     that splits arrays), the plan whose forward call last made such an output; else
@@ -156,8 +176,8 @@ def _forward_plan(problem: Problem, x, layout: Layout | None, origin: PlanCore |
     layout is hidden), the layout ``out_sharding`` asks for, the default layout. Where
     ``x``'s layout is not known (hidden, or an array not on the mesh yet) the first
     candidate is taken, ``x`` assumed or placed where its plan ends; else the first
-    that ends where ``x`` is, unless it started replicated over a mesh axis
-    (backwards it would all-gather)."""
+    that ends where ``x`` is, unless it slices a mesh axis its input is replicated
+    over (backwards it would all-gather)."""
     sources = [origin.chain.in_layout if origin is not None else None,
                _layout_asked(out_sharding, problem.shape, mesh),
                default_layout(problem.shape, problem.axes, mesh_shape_of(mesh))]
@@ -165,17 +185,25 @@ def _forward_plan(problem: Problem, x, layout: Layout | None, origin: PlanCore |
         if source is None:
             continue
         forward = get_plan(replace(problem, in_layout=source), mesh)
-        if layout is None or (layout == forward.chain.out_layout
-                              and not forward.chain.in_layout.unused_mesh_axes):
+        if layout is None or (layout == forward.chain.out_layout and not _slices(forward)):
             return forward
     return None
+
+
+def _slices(forward: PlanCore) -> bool:
+    """Whether ``forward`` slices its input over a mesh axis it is replicated over (a
+    :class:`~pfft.stages.Scatter`): backwards that is an all-gather. A mesh axis idle
+    all along (one no even layout finds room for) stays idle backwards, gathering
+    nothing."""
+    return any(isinstance(st, Scatter) for st in forward.chain.stages)
 
 
 def _layout_asked(out_sharding, shape, mesh) -> Layout | None:
     """The layout ``out_sharding`` (a NamedSharding or PartitionSpec) gives an array of
     ``shape`` on ``mesh``, where it is one a plan can start from (else ``None``; the
     caller's placement reports a bad one)."""
-    if out_sharding is None or mesh is None or not mesh_shape_of(mesh):
+    if mesh is None or not mesh_shape_of(mesh) or not isinstance(
+            out_sharding, (NamedSharding, jax.sharding.PartitionSpec)):
         return None
     spec = out_sharding
     if isinstance(out_sharding, NamedSharding):

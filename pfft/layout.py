@@ -17,6 +17,7 @@ points first and zeros after.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Union
@@ -199,19 +200,105 @@ class Layout:
 
 
 def default_layout(shape, axes, mesh_shape) -> Layout:
-    """The input layout pfft chooses for a transform over ``axes``.
+    """The input layout pfft chooses for a transform over ``axes`` (where
+    :func:`pfft.device_put` puts arrays, and where plans start by default).
 
-    The last transformed axis stays whole (its FFT runs first, contiguously); the
-    first mesh axis of ``mesh_shape`` (``(name, size)`` pairs) splits the first transformed axis, its second the next
-    (a *pencil*; with one mesh axis, a *slab*). A mesh axis goes to the next
-    candidate it divides; batch axes come after the transformed ones. A mesh axis
-    that divides no free candidate joins one already split (the axis is then split
-    over both, as ``PartitionSpec(('x', 'y'))``) if it divides that axis evenly;
-    only where nothing can be split is the data replicated over it (each device
-    then repeats the work of the others along it).
+    It splits the array over every mesh axis of ``mesh_shape`` (``(name, size)``
+    pairs) wherever some even layout does: one where each mesh axis splits an array
+    axis, alone or with others (``PartitionSpec(('x', 'y'))``), and every split axis's
+    length is a multiple of its devices. Among those it takes, in this order:
+
+    1. the *pencil* (with one mesh axis, the *slab*) of the first fit: the first mesh
+       axis splits the first transformed axis, the second the next, each mesh axis
+       going to the next candidate it divides (the transformed axes but the last,
+       then the batch axes), else joining an axis already split that it divides
+       with the others there, else the last transformed axis;
+    2. else one that keeps the last transformed axis whole (its FFT runs first,
+       contiguously), then one with the fewest axes split over several mesh axes,
+       then one whose mesh axes, in order, split the earliest candidates.
+
+    Where no even layout uses every mesh axis, the one over the most devices (the
+    first fit's where it is one of them); the array is then replicated over the mesh
+    axes left idle, whose devices repeat each other's work. The search (only where the
+    first fit leaves a mesh axis idle) walks at most ``(ndim + 1) ** len(mesh_shape)``
+    assignments, once per shape, axes and mesh (a bounded cache).
+
+    Examples
+    --------
+    >>> default_layout((16, 20, 24), (0, 1, 2), (("x", 2), ("y", 4))).split
+    ('x', 'y', None)
+    >>> default_layout((16, 20, 24), (0, 1, 2), (("x", 4), ("y", 16))).split
+    ('y', 'x', None)
+    >>> default_layout((5, 7, 4), (0, 1, 2), (("x", 4), ("y", 2))).split
+    (None, None, 'x')
     """
-    shape = tuple(shape)
-    axes = tuple(axes)
+    shape, axes = tuple(shape), tuple(axes)
+    mesh_shape = tuple((m, s) for m, s in mesh_shape)
+    first = _first_fit(shape, axes, mesh_shape)
+    if not first.unused_mesh_axes:
+        return first
+    split = _widest(shape, axes, mesh_shape)
+    if math.prod(first.mesh_size(m) for m in first.used_mesh_axes) >= math.prod(
+            dict(mesh_shape)[m] for names in split for m in names):
+        return first
+    return Layout(shape, tuple(split_entry(names) for names in split), mesh_shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _widest(shape, axes, mesh_shape) -> tuple[tuple[str, ...], ...]:
+    """Rules 2 and 3 of :func:`default_layout`: per array axis, the mesh axes of the
+    preferred even layout over the most devices (cached, bounded: the search runs
+    once per shape, axes and mesh)."""
+    sizes = dict(mesh_shape)
+    last = axes[-1]
+    order = list(axes[:-1]) + [a for a in range(len(shape)) if a not in axes] + [last]
+    rank = {a: i for i, a in enumerate(order)}
+
+    def cost(assigned) -> tuple:
+        split = _grouped(assigned, mesh_shape, len(shape))
+        return (-math.prod(sizes[m] for names in split for m in names), bool(split[last]),
+                sum(max(len(names) - 1, 0) for names in split),
+                tuple(len(order) if a is None else rank[a] for a in assigned))
+
+    return tuple(_grouped(min(_even_assignments(shape, mesh_shape), key=cost), mesh_shape,
+                          len(shape)))
+
+
+def _grouped(assigned, mesh_shape, ndim: int) -> list[tuple[str, ...]]:
+    """Per array axis, the mesh axes (in mesh order) that ``assigned`` (per mesh
+    axis: the array axis it splits, or ``None``) gives it."""
+    split: list[tuple[str, ...]] = [()] * ndim
+    for (m, _), a in zip(mesh_shape, assigned):
+        if a is not None:
+            split[a] = split[a] + (m,)
+    return split
+
+
+def _even_assignments(shape, mesh_shape):
+    """Every even assignment of the mesh axes: per mesh axis the array axis it splits
+    or ``None`` (idle), each split axis's length a multiple of its devices (a
+    depth-first walk that drops a branch as soon as an axis stops dividing)."""
+    parts = [1] * len(shape)
+
+    def walk(i: int, assigned: tuple):
+        if i == len(mesh_shape):
+            yield assigned
+            return
+        size = mesh_shape[i][1]
+        for a in range(len(shape)):
+            if shape[a] % (parts[a] * size) == 0:
+                parts[a] *= size
+                yield from walk(i + 1, assigned + (a,))
+                parts[a] //= size
+        yield from walk(i + 1, assigned + (None,))
+
+    return walk(0, ())
+
+
+def _first_fit(shape, axes, mesh_shape) -> Layout:
+    """The first fit (rule 1 of :func:`default_layout`): each mesh axis in turn to
+    the first candidate it divides, or to an axis already split, or to the last
+    transformed axis; idle where none takes it."""
     batch = [a for a in range(len(shape)) if a not in axes]
     candidates = list(axes[:-1]) + batch
     # a transform over a single axis (or of a 1-point last axis) can still be split
@@ -235,7 +322,7 @@ def default_layout(shape, axes, mesh_shape) -> Layout:
         pick = next((a for a in choices if divides(a, size)), None)
         if pick is not None:
             split[pick] = split[pick] + (mesh_axis,)
-    return Layout(shape, tuple(split_entry(s) for s in split), tuple(mesh_shape))
+    return Layout(shape, tuple(split_entry(s) for s in split), mesh_shape)
 
 
 def layout_from_spec(shape, spec: PartitionSpec, mesh_shape, axis_names=None, *,

@@ -238,12 +238,16 @@ def _devices_of(mesh) -> list | None:
 def _warn_if_replicated(plan: "Plan") -> None:
     """Warn (once per plan: plans are cached) where devices would repeat work."""
     chain = plan.chain
-    idle = chain.out_layout.unused_mesh_axes
+    # the mesh axes idle from start to end (one all-gathered on the way is the gathers')
+    idle = tuple(m for m in chain.out_layout.unused_mesh_axes
+                 if m in chain.in_layout.unused_mesh_axes)
     gathers = [st for st in chain.stages if isinstance(st, Gather)]
     if idle:
+        also = (f" The plan also all-gathers {len(gathers)} time(s), as no even layout is left "
+                f"for the dimensions the other mesh axes split." if gathers else "")
         warnings.warn(f"pfft: a plan for shape {plan.shape} on grid {dict(plan.mesh_shape)} repeats "
                       f"work across devices: "
-                      f"{idle_mesh_axes_text(plan.shape, plan.mesh_shape, idle)}",
+                      f"{idle_mesh_axes_text(plan.shape, plan.mesh_shape, idle)}{also}",
                       ReplicationWarning,
                       stacklevel=caller_stacklevel())
     elif gathers:
@@ -257,23 +261,45 @@ def _warn_if_replicated(plan: "Plan") -> None:
 def idle_mesh_axes_text(shape, mesh_shape, idle) -> str:
     """What a :class:`ReplicationWarning` says of the mesh axes ``idle`` that split no
     dimension of an array of ``shape`` on a grid of ``mesh_shape`` (``(name, size)``
-    pairs), and what to do about it (``pfft.device_put`` says it too)."""
+    pairs), why, and what to do about it (``pfft.device_put`` says it too).
+
+    Three cases, each said as it is: another layout splits the array over every mesh
+    axis (:func:`pfft.layout.default_layout`'s, named; only a plan from another
+    layout can be here); no dimension's length is a multiple of the idle axes'
+    devices; or some are, but no layout shares the array out over all the mesh's
+    devices at once."""
+    shape = tuple(shape)
     sizes = dict(mesh_shape)
     one = len(idle) == 1
     names = " and ".join(f"{m!r} ({sizes[m]} devices)" for m in idle)
     devices = math.prod(sizes[m] for m in idle)
+    head = (f"mesh {'axis' if one else 'axes'} {names} split{'s' if one else ''} no dimension "
+            f"of the array {shape}")
+    repeats = "so they hold the same data and each repeats the others' work"
+    everywhere = default_layout(shape, tuple(range(len(shape))), tuple(mesh_shape))
+    if not everywhere.unused_mesh_axes:
+        spec = f"P({', '.join(repr(entry) for entry in everywhere.split)})"
+        return (f"{head} in this layout, {repeats}; {spec} splits it over all "
+                f"{math.prod(sizes.values())} devices: start from that layout "
+                f"(pfft.device_put puts arrays there).")
     used = [(m, s) for m, s in mesh_shape if m not in idle]
-    besides = (f" (besides the split over {' and '.join(repr(m) for m, _ in used)})"
-               if used else "")
     smaller = (f"a mesh without {' and '.join(repr(m) for m in idle)} "
                f"(pfft.make_mesh({tuple(s for _, s in used)!r}), "
                f"{math.prod(s for _, s in used)} devices)" if used
                else "no mesh (mesh=None: one device)")
-    return (f"mesh {'axis' if one else 'axes'} {names} split{'s' if one else ''} no dimension "
-            f"of the array {tuple(shape)}: no dimension's length can be shared out evenly "
-            f"among {'its' if one else 'their'} {devices} devices{besides}, so they hold the "
-            f"same data and each repeats the others' work. Use an array with a dimension "
-            f"that {' or '.join(sorted({str(sizes[m]) for m in idle}))} divides, or {smaller}.")
+    if not any(n % sizes[m] == 0 for m in idle for n in shape):
+        besides = (f" (besides the split over {' and '.join(repr(m) for m, _ in used)})"
+                   if used else "")
+        divisors = " or ".join(sorted({str(sizes[m]) for m in idle}))
+        return (f"{head}: no dimension's length can be shared out evenly among "
+                f"{'its' if one else 'their'} {devices} devices{besides}, {repeats}. Use an "
+                f"array with a dimension that {divisors} divides, or {smaller}.")
+    every = " and ".join(str(s) for _, s in mesh_shape)
+    return (f"{head}: no layout shares the array out evenly over all "
+            f"{math.prod(sizes.values())} devices of the mesh, {repeats}. Use an array "
+            f"with a dimension that "
+            f"{math.prod(sizes.values())} divides or dimensions that {every} divide, one "
+            f"each, or {smaller}.")
 
 
 _CACHE = PlanCache(256)

@@ -42,7 +42,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from .arguments import complex_dtype
 from .blocks import blocks_of
 from .grid import mesh_shape_of
-from .layout import default_layout, layout_from_spec, names_of, split_entry
+from .layout import default_layout, layout_from_spec, names_of
 from .chain_search import build_chain
 from .engines import lax_fft
 from .sharding import is_explicit, is_tracer, mesh_of, place, spec_of
@@ -67,20 +67,17 @@ def split_spec(x, axis: int, mesh) -> PartitionSpec | None:
     dividing its length, and the plan from ``x``'s layout would all-gather that axis
     (no other axis can take its split).
 
-    ``x``'s own sharding where it is known. Inside ``jit`` on an Auto mesh it is not;
-    there pfft assumes the default layout (:func:`pfft.layout.default_layout`), which
-    for such an array would leave every device with the whole axis; this function
-    assumes instead the axis split over the whole grid, which costs at worst a local
-    slice where the array was in fact replicated.
+    ``x``'s own sharding where it is known. Where it is not (a numpy array or one on
+    no mesh, placed there first; inside ``jit`` on an Auto mesh) the default layout
+    (:func:`pfft.layout.default_layout`), as every transform assumes: for an array
+    whose other axes cannot take the grid's split, the axis split over the whole grid.
     """
-    if mesh is None or not mesh_shape_of(mesh) or isinstance(x, np.ndarray):
+    if mesh is None or not mesh_shape_of(mesh):
         return None
     mesh_shape = mesh_shape_of(mesh)
-    spec, x_mesh = spec_of(x), mesh_of(x)
+    spec, x_mesh = (None, None) if isinstance(x, np.ndarray) else (spec_of(x), mesh_of(x))
     if spec is None or x_mesh is None:
-        if not is_tracer(x) or default_layout(x.shape, (axis,), mesh_shape).used_mesh_axes:
-            return None
-        spec = PartitionSpec(*[None] * axis, split_entry(tuple(m for m, _ in mesh_shape)))
+        spec = default_layout(x.shape, (axis,), mesh_shape).spec
     elif x_mesh.shape != mesh.shape:
         return None
     entry = spec[axis] if axis < len(spec) else None
