@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .grid import mesh_shape_of
 from .layout import default_layout
-from .sharding import is_tracer, mesh_of, place, spec_of
+from .sharding import check_mesh, is_tracer, mesh_of, place, spec_of
 
 __all__ = ["Blocks", "blocks_of"]
 
@@ -87,10 +87,9 @@ def blocks_of(x, mesh=None, spec=None, *, where: str):
     """
     if not (isinstance(x, (jax.Array, np.ndarray)) or is_tracer(x)):
         x = np.asarray(x)
+    check_mesh(mesh, where, x)
     if mesh is None:
         mesh = mesh_of(x)
-    elif not isinstance(mesh, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
-        raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
     if mesh is None:
         return x, Blocks(None, PartitionSpec(), ((),) * x.ndim, (1,) * x.ndim)
     if spec is not None and not isinstance(spec, PartitionSpec):

@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Sequence
 
 import jax
-from jax.sharding import NamedSharding
 
 from .arguments import check_tune
 from .front_door import PlanArguments, preferred_grid
@@ -23,6 +22,7 @@ from .grid import make_mesh, mesh_shape_of
 from .layout import Layout
 from .mesh_plan import Plan, get_plan
 from .problem import Problem
+from .sharding import check_mesh, check_sharding
 from .tuning import tune
 
 __all__ = ["plan"]
@@ -135,6 +135,7 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
     problem = PlanArguments(shape, dtype, axes, norm, kind, spectrum, padding, engine,
                             fuse_exchanges, kinds, orthogonalize, overwrite_x).problem("plan")
     check_tune(tune, "plan", in_sharding)
+    check_mesh(mesh, "plan")
     if in_sharding is not None:
         problem = replace(problem, in_layout=_layout_of_sharding(in_sharding, problem.shape,
                                                                  mesh))
@@ -146,13 +147,10 @@ def plan(shape, dtype, mesh=None, *, axes=None, norm: str = "backward",
 
 
 def _layout_of_sharding(in_sharding, shape, mesh) -> Layout:
-    """The layout ``in_sharding`` (a NamedSharding or PartitionSpec) gives ``shape``."""
-    if isinstance(in_sharding, NamedSharding):
-        if mesh is not None and in_sharding.mesh.shape != mesh.shape:
-            raise ValueError("plan: in_sharding is on a different mesh than `mesh`")
-        spec = in_sharding.spec
-    else:
-        spec = in_sharding
+    """The layout ``in_sharding`` (a NamedSharding or PartitionSpec, checked against
+    ``mesh`` by :func:`pfft.sharding.check_sharding`) gives ``shape``."""
+    target = check_sharding(in_sharding, shape, mesh, "plan", "in_sharding")
+    spec = target.spec if target is not None else in_sharding
     names = mesh.axis_names if mesh is not None else ()
     return layout_of_spec(shape, spec, mesh_shape_of(mesh), names, "plan", even=True)
 

@@ -29,6 +29,7 @@ from .lru import LRUCache
 from .memory import PlanMemory, measure
 from .problem import Problem
 from .program import Program, resolve
+from .sharding import check_spec
 from . import wisdom
 
 __all__ = ["PlanCore", "PlanCache", "Placement", "Transform", "layout_of_spec", "boundary_dtype"]
@@ -38,21 +39,11 @@ def layout_of_spec(shape, spec, mesh_shape, axis_names, where: str, *,
                    even: bool) -> Layout:
     """The input layout a plan's ``in_sharding`` (a :class:`PartitionSpec`) gives
     ``shape`` over ``mesh_shape`` (``(name, size)`` pairs; ``axis_names``: all the
-    mesh's) (``even``: refuse uneven splits, as JAX arrays are never
-    split unevenly; MPI blocks may be)."""
-    from jax.sharding import PartitionSpec
-
-    if not isinstance(spec, PartitionSpec):
-        raise TypeError(f"{where}: in_sharding must be a NamedSharding or PartitionSpec, got "
-                        f"{type(spec).__name__}")
-    try:
-        layout = layout_from_spec(shape, spec, mesh_shape, axis_names, even=even)
-    except ValueError as err:
-        raise ValueError(f"{where}: in_sharding: {err}") from None
-    if layout is None:
-        raise ValueError(f"{where}: in_sharding {spec} splits shape {shape} unevenly over the "
-                         f"grid {dict(mesh_shape)}; JAX arrays are split evenly")
-    return layout
+    mesh's), checked by :func:`pfft.sharding.check_spec` (``even``: refuse uneven
+    splits, as JAX arrays are never split unevenly; MPI blocks may be)."""
+    sizes = {m: 1 for m in axis_names} | dict(mesh_shape)
+    check_spec(spec, shape, sizes, where, "in_sharding", even=even)
+    return layout_from_spec(shape, spec, mesh_shape, axis_names, even=even)
 
 
 def boundary_dtype(chain: Chain, dtype: np.dtype, *, first: bool) -> np.dtype:

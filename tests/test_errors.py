@@ -1,11 +1,11 @@
 """Every bad input gets a ValueError/TypeError naming the argument, the value and what
 is accepted; odd-but-legal inputs (NaN, Inf, empty batches, size-one axes) behave as
-numpy's."""
+numpy's. Bad shardings and meshes at every entry point: tests/test_sharding_errors.py."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import PartitionSpec as P
 
 import pfft
 from conftest import rel_err
@@ -13,20 +13,16 @@ from conftest import rel_err
 X = np.ones((4, 4, 4))
 
 
-def _other_devices_mesh():
-    devs = np.array(jax.devices()[4:8]).reshape(2, 2)
-    return Mesh(devs, ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
-
-
 @pytest.mark.parametrize("fn", [pfft.fftn, pfft.ifftn, pfft.rfftn, pfft.irfftn])
 @pytest.mark.parametrize("kwargs,error,words", [
     (dict(axes=(0, 1, 3)), ValueError, ["axis 3", "out of range"]),
-    (dict(axes=(0, 0, 1)), ValueError, ["repeated axes", "(0, 0, 1)"]),
     (dict(axes=()), ValueError, ["axes", "at least one"]),
     (dict(axes="ab"), TypeError, ["axes", "'ab'"]),
     (dict(s=(4, 4), axes=(0, 1, 2)), ValueError, ["s (4, 4)", "axes (0, 1, 2)"]),
-    (dict(s=(4, 0, 4)), ValueError, ["s entries must be positive", "(4, 0, 4)"]),
-    (dict(s=(4.5, 4, 4)), TypeError, ["s must be a sequence of ints", "4.5"]),
+    (dict(s=(4, 0, 4), axes=(0, 1, 2)), ValueError, ["invalid number of FFT data points (0)",
+                                                     "(4, 0, 4)"]),
+    (dict(s=(4, -2, 4), axes=(0, 1, 2)), ValueError, ["invalid number of FFT data points (-2)"]),
+    (dict(s=(4.5, 4, 4), axes=(0, 1, 2)), TypeError, ["s must be a sequence of ints", "4.5"]),
     (dict(norm="unitary"), ValueError, ["norm", "'unitary'", "'ortho'"]),
     (dict(mesh="x"), TypeError, ["mesh", "str"]),
 ])
@@ -41,7 +37,8 @@ def test_bad_arguments_are_named(fn, kwargs, error, words):
 def test_more_axes_or_s_than_the_array_has():
     with pytest.raises(ValueError, match="out of range"):
         pfft.fftn(np.ones((4, 4)), axes=(0, 1, 2))
-    with pytest.raises(ValueError, match="s has 3 entries but the array has 2 axes"):
+    with pytest.raises(ValueError, match="s has 3 entries but the array has only 2 axes"), \
+            pytest.warns(DeprecationWarning, match="`axes` should not be `None`"):
         pfft.fftn(np.ones((4, 4)), s=(4, 4, 4))
     with pytest.raises(ValueError, match="0-d"):
         pfft.fftn(np.float64(3.0))
@@ -69,23 +66,6 @@ def test_numeric_dtypes_are_promoted(dtype, want):
     want_values = np.fft.fftn(np.asarray(x, dtype=np.float64))
     tol = 1e-12 if got.dtype == np.complex128 else 1e-6
     assert rel_err(got, want_values) <= tol
-
-
-def test_a_mesh_whose_devices_do_not_hold_the_array():
-    x = pfft.device_put(X, pfft.make_mesh((2, 2)))
-    with pytest.raises(ValueError, match=r"devices \[0, 1, 2, 3\] but mesh= holds devices "
-                                         r"\[4, 5, 6, 7\]"):
-        pfft.fftn(x, mesh=_other_devices_mesh())
-
-
-def test_out_sharding_on_another_mesh():
-    x = pfft.device_put(X, pfft.make_mesh((2, 2)))
-    with pytest.raises(ValueError, match="out_sharding"):
-        pfft.fftn(x, out_sharding=NamedSharding(_other_devices_mesh(), P()))
-    with pytest.raises(ValueError, match="out_sharding"):
-        pfft.fftn(x, out_sharding=NamedSharding(pfft.make_mesh((4,)), P()))
-    with pytest.raises(ValueError, match="PartitionSpec needs a mesh"):
-        pfft.fftn(X, out_sharding=P("x"))
 
 
 def test_irfftn_needs_output_points():
@@ -118,8 +98,8 @@ def test_a_plan_called_on_another_shape_or_dtype():
     (dict(spectrum="fast"), ValueError, ["spectrum", "'fast'"]),
     (dict(kind="c2c", spectrum="padded"), ValueError, ["spectrum='padded'", "r2c"]),
     (dict(shape=(6, 8, 8), in_sharding=P(("x", "y"))), ValueError, ["in_sharding", "evenly"]),
-    (dict(in_sharding=P("z", "y")), ValueError, ["in_sharding", "['z']", "does not have"]),
-    (dict(in_sharding=P("x", "x")), ValueError, ["in_sharding", "more than once"]),
+    (dict(in_sharding=P("z", "y")), ValueError, ["in_sharding", "'z'", "does not have"]),
+    (dict(in_sharding=P("x", "x")), ValueError, ["in_sharding", "'x' twice"]),
     (dict(in_sharding=P("x", None, None, "y")), ValueError, ["in_sharding", "4 entries"]),
     (dict(in_sharding="x"), TypeError, ["in_sharding", "PartitionSpec"]),
     (dict(norm=1), ValueError, ["norm"]),
@@ -166,4 +146,4 @@ def test_empty_batches_and_size_one_axes_behave_as_numpy():
     x = np.random.default_rng(1).standard_normal((1, 5, 1))
     assert np.allclose(np.asarray(pfft.fftn(x, mesh=mesh)), np.fft.fftn(x))
     assert np.allclose(np.asarray(pfft.rfftn(x, mesh=mesh)), np.fft.rfftn(x))
-    assert np.allclose(np.asarray(pfft.irfftn(np.fft.rfftn(x), s=x.shape, mesh=mesh)), x)
+    assert np.allclose(np.asarray(pfft.irfftn(np.fft.rfftn(x), s=x.shape, axes=(0, 1, 2), mesh=mesh)), x)
