@@ -25,10 +25,12 @@ def run_program(x: jax.Array, program, transport) -> jax.Array:
 
 
 def scaled(data: jax.Array, scale: float) -> jax.Array:
-    """``data`` times ``scale`` (a multiply XLA fuses into the copy that reads it)."""
+    """``data`` times ``scale`` (a multiply XLA fuses into the copy that reads it): the
+    real factor in ``data``'s own dtype, as JAX's standard promotion would convert it,
+    so that every dtype-promotion mode (``strict`` too) runs the same program."""
     if scale == 1.0:
         return data
-    return data * jnp.asarray(scale, dtype=jnp.finfo(data.dtype).dtype)
+    return data * jnp.asarray(scale, dtype=data.dtype)
 
 
 def resize(data: jax.Array, st, pos: int) -> jax.Array:

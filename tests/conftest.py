@@ -23,6 +23,9 @@ import pytest  # noqa: E402
 
 jax.config.update("jax_platforms", os.environ["JAX_PLATFORMS"])   # if jax was imported first
 jax.config.update("jax_enable_x64", os.environ.get("PFFT_TEST_X64", "1") != "0")
+# JAX's dtype-promotion mode for the whole run (PFFT_TEST_PROMOTION=strict: as JAX's own
+# test harness and strict JAX codebases run; pfft must give the same results)
+jax.config.update("jax_numpy_dtype_promotion", os.environ.get("PFFT_TEST_PROMOTION", "standard"))
 
 from hypothesis import settings, strategies as st  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402

@@ -185,18 +185,17 @@ def apply_last(x, op: R2R, *, xp=None):
     n = x.shape[-1]
     if n != op.n:
         raise ValueError(f"r2r: {op.kind} planned for {op.n} points got {n}")
-    real_dtype = np.finfo(x.dtype).dtype if xp.iscomplexobj(x) else x.dtype
     w = _weights(op.pre, n)
     if w is not None:
-        x = x * xp.asarray(w, dtype=real_dtype)
+        x = x * xp.asarray(w, dtype=x.dtype)
     if xp.iscomplexobj(x):
         y = _unnormalized(xp.stack([x.real, x.imag]), op.family, op.type, xp)
-        y = y[0] + 1j * y[1]
+        y = _complex(y[0], y[1], xp)
     else:
         y = _unnormalized(x, op.family, op.type, xp)
     w = _weights(op.post, n, op.scale)
     if w is not None:
-        y = y * xp.asarray(w, dtype=real_dtype)
+        y = y * xp.asarray(w, dtype=y.dtype)
     return y
 
 
@@ -239,6 +238,17 @@ def _fft_of(xp):
         return np.fft
     from . import lax_fft
     return lax_fft
+
+
+def _complex(re, im, xp):
+    """``re + i im`` of two real arrays of one dtype, in the complex dtype of their
+    precision: ``lax.complex`` under JAX (which every dtype-promotion mode allows, as
+    it allows no implicit real-to-complex promotion), numpy's arithmetic else."""
+    if xp is np:
+        return re + 1j * im
+    import jax
+
+    return jax.lax.complex(re, im)
 
 
 def _twiddle(angles: np.ndarray, dtype, xp):
@@ -294,7 +304,7 @@ def _dct3(x, xp):
     # V[k] = e^{+i pi k/2n} (x[k] - i x[n-k]): the DFT of Makhoul's reordering, times 2
     re = c * head + s * tail
     im = s * head - c * tail
-    v = _fft_of(xp).irfft(re + 1j * im, n, axis=-1) * n               # n * ifft: unnormalised
+    v = _fft_of(xp).irfft(_complex(re, im, xp), n, axis=-1) * n               # n * ifft: unnormalised
     return _interleaved(v.astype(x.dtype), x.ndim - 1, xp)
 
 
@@ -304,7 +314,7 @@ def _dct4(x, xp):
         # odd n: y[k] = 2 Re(e^{-i pi (2k+1)/4n} DFT_2n(x_j e^{-i pi j/2n})[k])
         j = np.arange(n)
         c, s = _twiddle(-np.pi * j / (2 * n), x.dtype, xp)
-        z = xp.fft.fft((x * c) + 1j * (x * s), 2 * n, axis=-1)[..., :n]
+        z = xp.fft.fft(_complex(x * c, x * s, xp), 2 * n, axis=-1)[..., :n]
         c, s = _twiddle(-np.pi * (2 * j + 1) / (4 * n), x.dtype, xp)
         return (2 * (c * z.real - s * z.imag)).astype(x.dtype)
     # even n: one complex FFT of n/2 points of (x[2j] + i x[n-1-2j]), twiddled before
@@ -313,7 +323,7 @@ def _dct4(x, xp):
     j = np.arange(h)
     a, b = x[..., ::2], x[..., ::-2]                                  # x[2j], x[n-1-2j]
     c, s = _twiddle(-np.pi * (4 * j + 1) / (4 * n), x.dtype, xp)
-    z = xp.fft.fft((a * c - b * s) + 1j * (a * s + b * c), axis=-1)
+    z = xp.fft.fft(_complex(a * c - b * s, a * s + b * c, xp), axis=-1)
     c, s = _twiddle(-np.pi * j / n, x.dtype, xp)
     re = (2 * (c * z.real - s * z.imag)).astype(x.dtype)              # y[2k]
     im = (2 * (s * z.real + c * z.imag)).astype(x.dtype)              # -y[n-1-2k]
@@ -434,7 +444,7 @@ def _group_type3(x, families, xp):
     head = _taken(x, np.arange(h), nd - 1, xp)
     tail = _taken(_mirrored(x, nd - 1, xp), np.arange(h), nd - 1, xp)     # x[n-k], x[n] = 0
     w = xp.asarray(np.exp(1j * np.pi * np.arange(h) / (2 * n)), dtype=ctype)
-    a = w * (head - 1j * tail)
+    a = w * _complex(head, -tail, xp)
     for ax in axes[:-1]:                      # A <- E (A - i A[n-k]), A[n] = 0
         m = x.shape[ax]
         e = xp.asarray(np.exp(1j * np.pi * np.arange(m) / (2 * m)), dtype=ctype)
@@ -467,20 +477,19 @@ def apply_trailing(x, ops, *, xp=None):
     if tuple(x.shape[nd - d:]) != tuple(op.n for op in ops):
         raise ValueError(f"r2r: {[op.kind for op in ops]} planned for "
                          f"{[op.n for op in ops]} points got {x.shape[nd - d:]}")
-    real_dtype = np.finfo(x.dtype).dtype if xp.iscomplexobj(x) else x.dtype
     for j, op in enumerate(ops):
         w = _weights(op.pre, op.n)
         if w is not None:
-            x = x * _along(xp.asarray(w, dtype=real_dtype), nd - d + j, nd)
+            x = x * _along(xp.asarray(w, dtype=x.dtype), nd - d + j, nd)
     group = _group_type2 if ops[0].type == 2 else _group_type3
     families = [op.family for op in ops]
     if xp.iscomplexobj(x):
         y = group(xp.stack([x.real, x.imag]), families, xp)
-        y = y[0] + 1j * y[1]
+        y = _complex(y[0], y[1], xp)
     else:
         y = group(x, families, xp)
     for j, op in enumerate(ops):
         w = _weights(op.post, op.n, op.scale)
         if w is not None:
-            y = y * _along(xp.asarray(w, dtype=real_dtype), nd - d + j, nd)
+            y = y * _along(xp.asarray(w, dtype=y.dtype), nd - d + j, nd)
     return y

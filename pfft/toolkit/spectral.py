@@ -168,7 +168,9 @@ def _fourier_multiply(k, mesh, shape, d, half: bool, factor: Callable, *,
 
     def local(block):
         tables = _wavenumbers(shape, d, dtype, half, zero_nyquist)
-        return block * factor(*_local(blocks, tables))
+        # the factor (real, or complex for a derivative) in the block's dtype: what
+        # JAX's standard promotion converts it to, spelled out for its strict mode
+        return block * factor(*_local(blocks, tables)).astype(block.dtype)
     return blocks.shard_map(local)(k)
 
 
@@ -306,7 +308,7 @@ def _gradient(phi, axis, d, mesh, half):
     real = not jnp.iscomplexobj(phi)
 
     def one(a):
-        spectrum = _fourier_multiply(k, mesh, phi.shape, d, half, lambda *ks: 1j * ks[a],
+        spectrum = _fourier_multiply(k, mesh, phi.shape, d, half, lambda *ks: jax.lax.complex(jnp.zeros_like(ks[a]), ks[a]),
                                      zero_nyquist=True)
         return _backward(spectrum, phi.shape, real, mesh, half)
     if axis is None:
