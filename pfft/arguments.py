@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import NamedTuple
 
 import jax
 import numpy as np
 
 __all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "swapped_norm", "complex_dtype",
            "normalize_axes",
-           "normalize_s", "norm_scale", "check_plan_options", "check_shape", "check_cast",
+           "cook_nd", "AxesRules", "NUMPY_RULES", "NUMPY_REAL_INVERSE_RULES", "SCIPY_RULES",
+           "as_int_tuple", "casts_without_loss", "norm_scale", "check_plan_options", "check_shape", "check_cast",
            "check_dealiasing", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
-           "check_kinds", "check_plan_kinds", "r2r_dtype"]
+           "check_kinds", "check_plan_kinds", "r2r_dtype", "check_workers", "check_call_options",
+           "caller_stacklevel"]
 
 NORMS = ("backward", "ortho", "forward")
 SPECTRA = ("numpy", "padded")
@@ -72,35 +75,164 @@ def complex_dtype(dtype) -> np.dtype:
 
 
 def check_cast(have, want, where: str) -> None:
-    """A plan's input must cast to its dtype without loss (numpy's ``same_kind`` and no
-    narrowing): complex128 into a complex64 plan is refused, float32 into one is fine."""
-    import jax.numpy as jnp
-
-    if jnp.promote_types(have, want) != want:
+    """A plan's input must cast to its dtype without loss (JAX's type lattice, under
+    every dtype-promotion mode: the cast is explicit, so ``strict`` allows it):
+    complex128 into a complex64 plan is refused, float32 into one is fine."""
+    if not casts_without_loss(have, want):
         raise TypeError(f"{where}: plan input must be {np.dtype(want)} (or cast to it without "
                         f"loss), got an array of dtype {np.dtype(have)}")
 
 
-def normalize_axes(axes, ndim: int, where: str, s=None) -> tuple[int, ...]:
-    """numpy's ``axes`` rules: the default is every axis (the last ``len(s)`` with ``s``)."""
+def casts_without_loss(have, want) -> bool:
+    """Whether ``have`` casts to ``want`` without loss in JAX's standard type lattice
+    (``want`` is where the two promote to), whatever ``jax_numpy_dtype_promotion``
+    is: pfft's casts are explicit, never an implicit promotion."""
+    import jax.numpy as jnp
+
+    with jax.numpy_dtype_promotion("standard"):
+        return jnp.promote_types(have, want) == np.dtype(want)
+
+
+def normalize_axes(axes, ndim: int, where: str, s=None, *,
+                   unique: bool = True) -> tuple[int, ...]:
+    """numpy's ``axes`` rules: the default is every axis (the last ``len(s)`` with ``s``);
+    one int is one axis (scipy's form). ``unique=False`` lets an axis repeat, as
+    numpy's n-D FFTs do (each repetition is one more 1-D transform along it)."""
     if axes is None:
         count = len(s) if s is not None else ndim
         if count > ndim:
-            raise ValueError(f"{where}: s has {count} entries but the array has only "
-                             f"{ndim} axes")
+            raise np.exceptions.AxisError(f"{where}: s has {count} entries but the array has "
+                                          f"only {ndim} axes")
         if count == 0:
             raise ValueError(f"{where}: cannot transform a 0-d array")
         return tuple(range(ndim - count, ndim))
-    try:
-        axes = tuple(operator.index(a) for a in axes)
-    except TypeError:
-        raise TypeError(f"{where}: axes must be a sequence of ints, got {axes!r}") from None
+    axes = as_int_tuple(axes, "axes", where)
     if not axes:
         raise ValueError(f"{where}: axes must name at least one axis")
     out = [check_axis(a, ndim, where) for a in axes]
-    if len(set(out)) != len(out):
-        raise ValueError(f"{where}: repeated axes in {axes!r}")
+    if unique and len(set(out)) != len(out):
+        raise ValueError(f"{where}: repeated axes in {axes!r} (all axes must be unique)")
     return tuple(out)
+
+
+def as_int_tuple(value, name: str, where: str) -> tuple:
+    """``value`` as a tuple of ints: a sequence of ints, or one int (scipy's form for
+    one axis). ``None`` entries pass through (numpy's deprecated ``s`` entries)."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{where}: {name} must be a sequence of ints, got {value!r}")
+    try:
+        return (operator.index(value),)
+    except TypeError:
+        pass
+    try:
+        return tuple(None if v is None else operator.index(v) for v in value)
+    except TypeError:
+        raise TypeError(f"{where}: {name} must be a sequence of ints, got {value!r}") from None
+
+
+#: the text numpy 2 warns with (pfft's warnings contain these words, so that code
+#: filtering numpy's warnings filters pfft's)
+S_WITHOUT_AXES = "`axes` should not be `None` if `s` is not `None`"
+NONE_IN_S = "array containing `None` values to `s`"
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning raised by the caller of this function
+    at the first frame outside pfft: the user's call, however deep pfft's own
+    frames are."""
+    import sys
+
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("pfft."):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class AxesRules(NamedTuple):
+    """How an n-D transform reads ``s`` and ``axes`` (:func:`cook_nd`).
+
+    Attributes
+    ----------
+    real_inverse
+        A ``None`` entry of ``s`` on the last axis is ``2 * (m - 1)`` (``irfftn``).
+    repeats
+        An axis may be named more than once (numpy's n-D FFTs transform along it once
+        per entry); else a ``ValueError``, as scipy raises.
+    numpy
+        numpy 2's forms: ``s`` without ``axes`` and ``None`` in ``s`` warn as numpy
+        warns (``DeprecationWarning``). ``False``: scipy's reading, no warnings, and
+        ``None`` in ``s`` is a ``TypeError``.
+    """
+
+    real_inverse: bool = False
+    repeats: bool = True
+    numpy: bool = True
+
+
+#: numpy's n-D FFTs, numpy's ``irfftn`` (and ``hfftn``), scipy's DCTs and DSTs
+NUMPY_RULES = AxesRules()
+NUMPY_REAL_INVERSE_RULES = AxesRules(real_inverse=True)
+SCIPY_RULES = AxesRules(repeats=False, numpy=False)
+
+
+def cook_nd(s, axes, shape, where: str, rules: AxesRules = NUMPY_RULES):
+    """numpy 2's ``s`` and ``axes`` of an n-D transform of an array of ``shape``
+    (scipy's where ``rules`` say so: :class:`AxesRules`).
+
+    ``axes``: every axis by default, the last ``len(s)`` where only ``s`` is given
+    (deprecated in numpy 2: a ``DeprecationWarning`` as numpy's); an axis may repeat
+    where ``rules.repeats``. ``s``: ``-1`` is the axis's length, ``None`` (a
+    ``DeprecationWarning``, as numpy's) the length of the 1-D transform's default
+    ``n``: the axis's, or ``2 * (m - 1)`` on the last axis of a real inverse. One int
+    is one entry (scipy's form).
+
+    Returns
+    -------
+    s, axes
+        ``s`` as a tuple of positive ints, or ``None`` where not given; ``axes`` in
+        ``[0, ndim)``.
+
+    Raises
+    ------
+    ValueError
+        ``s`` and ``axes`` of different lengths, a length below 1 (numpy's text), an
+        axis out of range (``numpy.exceptions.AxisError``, also an ``IndexError``), a
+        repeated axis where the rules refuse it.
+    TypeError
+        Non-integer entries.
+    """
+    import warnings
+
+    ndim = len(shape)
+    if s is not None:
+        s = as_int_tuple(s, "s", where)
+        if not rules.numpy and None in s:
+            raise TypeError(f"{where}: s must be a sequence of ints, got {s!r}")
+        if axes is None and rules.numpy:
+            warnings.warn(f"{where}: {S_WITHOUT_AXES} (deprecated in numpy 2.0, as numpy "
+                          f"warns): s applies to the last {len(s)} axes; pass axes to say "
+                          f"which", DeprecationWarning, stacklevel=caller_stacklevel())
+    axes = normalize_axes(axes, ndim, where, s, unique=not rules.repeats)
+    if s is None:
+        return None, axes
+    if len(s) != len(axes):
+        raise ValueError(f"{where}: s {s} and axes {axes} have different lengths")
+    if None in s:
+        warnings.warn(f"{where}: passing an {NONE_IN_S} is deprecated in numpy 2.0, as "
+                      f"numpy warns: a None entry is the axis's default length; pass -1 "
+                      f"for it", DeprecationWarning, stacklevel=caller_stacklevel())
+    out = []
+    for i, (n, a) in enumerate(zip(s, axes)):
+        if n is None:
+            last_of_real = rules.real_inverse and i == len(s) - 1
+            n = 2 * (shape[a] - 1) if last_of_real else shape[a]
+        elif n == -1:
+            n = shape[a]
+        if n < 1:
+            raise ValueError(f"{where}: invalid number of FFT data points ({n}) specified "
+                             f"along axis {a} (s={s}; -1 keeps the axis's length)")
+        out.append(n)
+    return tuple(out), axes
 
 
 def check_axis(axis, ndim: int, where: str) -> int:
@@ -130,21 +262,6 @@ def check_length(n, where: str, *, optional: bool = False) -> int | None:
     if n < 1:
         raise ValueError(f"{where}: invalid number of data points ({n}) specified")
     return n
-
-
-def normalize_s(s, axes, shape, where: str) -> tuple[int, ...]:
-    """numpy's ``s``: one positive length per transformed axis (default: the input's)."""
-    if s is None:
-        return tuple(shape[a] for a in axes)
-    try:
-        s = tuple(operator.index(n) for n in s)
-    except TypeError:
-        raise TypeError(f"{where}: s must be a sequence of ints, got {s!r}") from None
-    if len(s) != len(axes):
-        raise ValueError(f"{where}: s {s} and axes {axes} have different lengths")
-    if any(n < 1 for n in s):
-        raise ValueError(f"{where}: s entries must be positive, got {s}")
-    return s
 
 
 def check_shape(shape, where: str) -> tuple[int, ...]:
@@ -311,3 +428,45 @@ def r2r_dtype(dtype) -> np.dtype:
     if np.issubdtype(np.dtype(dtype), np.complexfloating):
         return out
     return np.dtype(np.finfo(out).dtype)
+
+
+# -- numpy's and scipy's keywords that say how, not what ------------------------------
+
+def check_workers(workers, where: str) -> None:
+    """scipy's ``workers``: accepted, no effect (pfft's engine chooses its threads);
+    an int or ``None``, and not 0 (scipy's error)."""
+    if workers is None:
+        return
+    try:
+        w = operator.index(workers)
+    except TypeError:
+        raise TypeError(f"{where}: workers must be an int or None, got {workers!r}") from None
+    if w == 0:
+        raise ValueError(f"{where}: workers must not be 0 (None, or a positive or negative "
+                         f"count as in scipy)")
+
+
+def check_call_options(where: str, *, out=None, overwrite_x=False, workers=None,
+                       plan=None) -> bool:
+    """The keywords numpy's and scipy's FFTs take beside the transform's own: numpy's
+    ``out`` (``None`` only: a JAX array cannot be written into), scipy's
+    ``overwrite_x`` (returned, a bool), ``workers`` (:func:`check_workers`) and
+    ``plan`` (``None`` only, as in scipy).
+
+    Raises
+    ------
+    TypeError
+        ``out`` given, a non-bool ``overwrite_x``, a non-int ``workers``.
+    NotImplementedError
+        ``plan`` given (scipy raises the same).
+    """
+    if out is not None:
+        raise TypeError(f"{where}: out={type(out).__name__} cannot be written: JAX arrays "
+                        f"are immutable, so pfft returns the result (out=None only). scipy's "
+                        f"fifth positional argument is overwrite_x: pass it by keyword")
+    check_workers(workers, where)
+    if plan is not None:
+        raise NotImplementedError(f"{where}: plan={plan!r}: scipy's precomputed plans are "
+                                  f"not taken; pfft caches its own plans (pfft.plan(...) "
+                                  f"makes one to call directly)")
+    return check_overwrite_x(overwrite_x, where)

@@ -13,14 +13,14 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec
 
-from .arguments import check_norm, complex_dtype, normalize_axes, normalize_s
+from .arguments import NUMPY_RULES, AxesRules, check_norm, complex_dtype, cook_nd
 from .grid import mesh_shape_of
 from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
-from .sharding import devices_of, is_tracer, mesh_of, place, spec_of
+from .sharding import check_mesh, is_tracer, mesh_of, place, spec_of
 
-__all__ = ["as_array", "prepare", "resize", "layout_of", "start_layout"]
+__all__ = ["as_array", "prepare", "resize", "layout_of", "start_layout", "keep_layout"]
 
 
 def as_array(x):
@@ -88,39 +88,42 @@ def start_layout(x, axes, mesh) -> Layout:
     return layout_of(x, mesh) or default_layout(x.shape, axes, mesh_shape_of(mesh))
 
 
-def prepare(x, s, axes, norm, mesh, where: str):
-    """Check the arguments as numpy does; the array, ``s``, ``axes``, norm and mesh."""
+def prepare(x, s, axes, norm, mesh, where: str, rules: AxesRules = NUMPY_RULES):
+    """Check the arguments as numpy does; the array, ``s``, ``axes``, norm and mesh.
+
+    ``s`` and ``axes`` as :func:`pfft.arguments.cook_nd` reads them by ``rules``
+    (numpy's by default: an axis may repeat, the caller then transforms along it once
+    per entry)."""
     x = as_array(x)
     norm = check_norm(norm, where)
     if x.ndim == 0:
         raise ValueError(f"{where}: cannot transform a 0-d array")
-    if axes is None and s is not None and len(s) > x.ndim:
-        raise ValueError(f"{where}: s has {len(s)} entries but the array has {x.ndim} axes")
-    axes = normalize_axes(axes, x.ndim, where, s)
-    s = normalize_s(s, axes, x.shape, where) if s is not None else None
+    s, axes = cook_nd(s, axes, x.shape, where, rules)
     complex_dtype(x.dtype)                               # reject bad dtypes early
-    lengths = s or tuple(x.shape[a] for a in axes)
-    for a, n in zip(axes, lengths):
-        if n < 1:
-            raise ValueError(f"{where}: invalid number of data points ({n}) along axis {a} "
-                             f"of an array of shape {tuple(x.shape)}; pass s to zero-pad")
+    if s is None:
+        for a in axes:
+            if x.shape[a] < 1:
+                raise ValueError(f"{where}: invalid number of data points (0) along axis "
+                                 f"{a} of an array of shape {tuple(x.shape)}; pass s to "
+                                 f"zero-pad")
+    check_mesh(mesh, where, x)
     if mesh is None:
         mesh = mesh_of(x)
-    elif not isinstance(mesh, (Mesh, jax.sharding.AbstractMesh)):
-        raise TypeError(f"{where}: mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
-    else:
-        _check_same_devices(x, mesh, where)
     return x, s, axes, norm, mesh
 
 
-def _check_same_devices(x, mesh, where: str) -> None:
-    """An array sharded over several devices must be on ``mesh``'s devices."""
-    x_mesh = None if is_tracer(x) else mesh_of(x)
-    if x_mesh is None or x_mesh.size == 1:
-        return                                           # numpy or one device: placed on mesh
-    have, want = devices_of(x_mesh), devices_of(mesh)
-    if have is not None and want is not None and have != want:
-        raise ValueError(
-            f"{where}: x is sharded over devices {sorted(d.id for d in have)} but mesh= holds "
-            f"devices {sorted(d.id for d in want)}; move it first (pfft.device_put(x, mesh)) "
-            f"or leave mesh= out to use x's own mesh")
+def keep_layout(y, x, mesh):
+    """``y`` (a 1-D transform of ``x``) placed in ``x``'s sharding on ``mesh`` where
+    that is known and can hold ``y``'s shape (JAX splits axes evenly only), as
+    numpy's 1-D functions leave every other axis where it was; else ``y`` as it is."""
+    mesh = mesh if mesh is not None else mesh_of(x)
+    spec, x_mesh = spec_of(x), mesh_of(x)
+    if mesh is None or not mesh_shape_of(mesh) or spec is None or x_mesh is None \
+            or x_mesh.shape != mesh.shape:
+        return y
+    sizes = dict(mesh.shape)
+    for a, n in enumerate(y.shape):
+        entry = names_of(spec[a] if a < len(spec) else None)
+        if n % math.prod(sizes[m] for m in entry):
+            return y
+    return place(y, NamedSharding(mesh, spec))

@@ -1,5 +1,5 @@
 """scipy.fft-compatible real-to-real transforms on sharded arrays: ``dctn``, ``idctn``,
-``dstn``, ``idstn``.
+``dstn``, ``idstn`` and the 1-D ``dct``, ``idct``, ``dst``, ``idst``.
 
 Each is a thin wrapper, as :mod:`pfft.api`'s transforms are: check the arguments with
 scipy's meaning, fetch the cached plan (every transformed axis of one kind,
@@ -17,14 +17,15 @@ from typing import NamedTuple, Sequence
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import check_orthogonalize, check_overwrite_x, normalize_axes, r2r_dtype
-from .inputs import as_array, prepare, resize, start_layout
+from .arguments import (SCIPY_RULES, check_axis, check_length, check_orthogonalize, check_overwrite_x,
+                        check_workers, r2r_dtype)
+from .inputs import as_array, keep_layout, prepare, resize, start_layout
 from .inverse import inverse
 from .mesh_plan import get_plan
 from .problem import Problem
 from .sharding import place_output
 
-__all__ = ["dctn", "idctn", "dstn", "idstn"]
+__all__ = ["dctn", "idctn", "dstn", "idstn", "dct", "idct", "dst", "idst"]
 
 def _check_type(type, family: str, where: str) -> int:
     try:
@@ -35,28 +36,6 @@ def _check_type(type, family: str, where: str) -> int:
         raise ValueError(f"{where}: invalid {family.upper()} type {t}; scipy's types are 1, "
                          f"2, 3 and 4")
     return t
-
-
-def _check_workers(workers, where: str) -> None:
-    """scipy's ``workers`` is accepted and has no effect (pfft's engine chooses its
-    threads)."""
-    if workers is not None:
-        try:
-            w = operator.index(workers)
-        except TypeError:
-            raise TypeError(f"{where}: workers must be an int or None, got {workers!r}") from None
-        if w == 0:
-            raise ValueError(f"{where}: workers must not be 0")
-
-
-def _scalar_to_tuple(value):
-    """scipy's ``s=5``/``axes=1``: one int for a single axis."""
-    if value is None or isinstance(value, (str, bytes)):
-        return value
-    try:
-        return (operator.index(value),)
-    except TypeError:
-        return value
 
 
 class _Function(NamedTuple):
@@ -72,7 +51,8 @@ class _Function(NamedTuple):
 
 #: each transform's family and direction, by its name
 _FUNCTIONS = {"dctn": ("dct", False), "idctn": ("dct", True), "dstn": ("dst", False),
-              "idstn": ("dst", True)}
+              "idstn": ("dst", True), "dct": ("dct", False), "idct": ("dct", True),
+              "dst": ("dst", False), "idst": ("dst", True)}
 
 
 def _function(where: str, type, overwrite_x, workers) -> _Function:
@@ -80,7 +60,7 @@ def _function(where: str, type, overwrite_x, workers) -> _Function:
     ``overwrite_x`` and ``workers`` checked."""
     family, inverse = _FUNCTIONS[where]
     t = _check_type(type, family, where)
-    _check_workers(workers, where)
+    check_workers(workers, where)
     return _Function(where, f"{family}{t}", inverse, check_overwrite_x(overwrite_x, where))
 
 
@@ -89,20 +69,7 @@ def _r2rn(x, fn: _Function, s, axes, norm, orthogonalize, mesh, out_sharding) ->
     inverse's from :mod:`pfft.inverse`), the result where ``out_sharding`` asks."""
     where = fn.where
     orth = check_orthogonalize(orthogonalize, where)
-    x = as_array(x)
-    s, axes = _scalar_to_tuple(s), _scalar_to_tuple(axes)   # scipy takes one int for each
-    if s is not None and x.ndim:
-        # scipy's -1 in s: keep that axis's length
-        try:
-            s = tuple(operator.index(n) for n in s)
-        except TypeError:
-            raise TypeError(f"{where}: s must be a sequence of ints, got {s!r}") from None
-        if axes is None and len(s) > x.ndim:
-            raise ValueError(f"{where}: s has {len(s)} entries but the array has {x.ndim} axes")
-        along = normalize_axes(axes, x.ndim, where, s)
-        if len(along) == len(s):
-            s = tuple(x.shape[a] if n == -1 else n for a, n in zip(along, s))
-    x, s, axes, norm, mesh = prepare(x, s, axes, norm, mesh, where)
+    x, s, axes, norm, mesh = prepare(x, s, axes, norm, mesh, where, SCIPY_RULES)
     x = resize(x, s or tuple(x.shape[a] for a in axes), axes, mesh)
     problem = Problem(x.shape, r2r_dtype(x.dtype), axes, norm, kinds=(fn.kind,) * len(axes),
                       orthogonalize=orth, overwrite_x=fn.overwrite_x)
@@ -223,3 +190,75 @@ dstn.__doc__ = _doc(
     """N-dimensional discrete sine transform (:func:`scipy.fft.dstn`); see :func:`dctn`.""")
 idstn.__doc__ = _doc(
     """Inverse of :func:`dstn` (:func:`scipy.fft.idstn`); see :func:`idctn`.""")
+
+
+# -- scipy's 1-D forms: the n-D transforms over one axis --------------------------------
+
+def _r2r1(x, fn: _Function, n, axis, norm, orthogonalize, mesh, out_sharding) -> jax.Array:
+    """A 1-D transform: :func:`_r2rn` over ``(axis,)`` with ``s=(n,)``, then back into
+    ``x``'s sharding where the result fits in it (as :func:`pfft.fft` does)."""
+    x = as_array(x)
+    if x.ndim == 0:
+        raise ValueError(f"{fn.where}: cannot transform a 0-d array")
+    axis = check_axis(axis, x.ndim, fn.where)
+    n = check_length(n, fn.where, optional=True)
+    y = _r2rn(x, fn, None if n is None else (n,), (axis,), norm, orthogonalize, mesh,
+              out_sharding)
+    return y if out_sharding is not None else keep_layout(y, x, mesh)
+
+
+def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None,
+        overwrite_x: bool = False, workers: int | None = None,
+        orthogonalize: bool | None = None, *, mesh: Mesh | None = None,
+        out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2r1(x, _function("dct", type, overwrite_x, workers), n, axis, norm,
+                 orthogonalize, mesh, out_sharding)
+
+
+def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None,
+         overwrite_x: bool = False, workers: int | None = None,
+         orthogonalize: bool | None = None, *, mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2r1(x, _function("idct", type, overwrite_x, workers), n, axis, norm,
+                 orthogonalize, mesh, out_sharding)
+
+
+def dst(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None,
+        overwrite_x: bool = False, workers: int | None = None,
+        orthogonalize: bool | None = None, *, mesh: Mesh | None = None,
+        out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2r1(x, _function("dst", type, overwrite_x, workers), n, axis, norm,
+                 orthogonalize, mesh, out_sharding)
+
+
+def idst(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None,
+         overwrite_x: bool = False, workers: int | None = None,
+         orthogonalize: bool | None = None, *, mesh: Mesh | None = None,
+         out_sharding: NamedSharding | PartitionSpec | None = None) -> jax.Array:
+    return _r2r1(x, _function("idst", type, overwrite_x, workers), n, axis, norm,
+                 orthogonalize, mesh, out_sharding)
+
+
+_PARAMS_1D = _PARAMS.replace("""    s
+        Length of each transformed axis: the input is cropped or zero-padded to it
+        first (``-1`` keeps an axis's length). Default: the input's.
+    axes
+        Axes to transform (default all; the last ``len(s)`` with ``s``).""", """    n
+        Length of the transformed axis: the input is cropped or zero-padded to it
+        first. Default: the input's.
+    axis
+        The axis to transform (default the last).""").replace(
+    "By default it stays in the pencil the plan ends in.",
+    "By default ``x``'s own sharding where it can hold the result.")
+
+dct.__doc__ = """1-D discrete cosine transform along ``axis`` (:func:`scipy.fft.dct`):
+    :func:`dctn` over one axis, distributed as :func:`pfft.fft` is (an exchange where
+    ``axis`` is split, the result back in ``x``'s sharding), differentiable.
+""" + _PARAMS_1D
+idct.__doc__ = """Inverse of :func:`dct` (:func:`scipy.fft.idct`); see :func:`dct`.
+""" + _PARAMS_1D
+dst.__doc__ = """1-D discrete sine transform along ``axis`` (:func:`scipy.fft.dst`); see
+    :func:`dct`.
+""" + _PARAMS_1D
+idst.__doc__ = """Inverse of :func:`dst` (:func:`scipy.fft.idst`); see :func:`dct`.
+""" + _PARAMS_1D

@@ -132,7 +132,7 @@ def test_vmap_matches_a_python_loop(grid):
     xs = rng.standard_normal((3, 8, 8, 6))
     for f in (lambda a: pfft.rfftn(a, mesh=mesh),
               lambda a: pfft.fftn(a + 0j, mesh=mesh),
-              lambda a: pfft.irfftn(pfft.rfftn(a, mesh=mesh), s=(8, 8, 6), mesh=mesh)):
+              lambda a: pfft.irfftn(pfft.rfftn(a, mesh=mesh), s=(8, 8, 6), axes=(0, 1, 2), mesh=mesh)):
         got = jax.vmap(f)(xs)
         want = np.stack([np.asarray(f(x)) for x in xs])
         assert rel_err(got, want) <= 1e-12

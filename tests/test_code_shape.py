@@ -25,7 +25,14 @@ MIRRORS = {
     ("pfft/r2r.py", "idctn"),
     ("pfft/r2r.py", "dstn"),
     ("pfft/r2r.py", "idstn"),
-}
+    ("pfft/r2r.py", "dct"),                 # scipy.fft.dct and its kin
+    ("pfft/r2r.py", "idct"),
+    ("pfft/r2r.py", "dst"),
+    ("pfft/r2r.py", "idst"),
+} | {("pfft/api.py", name) for name in (    # numpy.fft's and scipy.fft's FFTs (numpy's
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn",    # out=, scipy's
+    "rfftn", "irfftn", "fft2", "ifft2", "rfft2", "irfft2", "hfftn",      # overwrite_x=,
+    "ihfftn", "hfft2", "ihfft2")}                                         # workers=, plan=)
 
 
 def parameter_count(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

@@ -215,13 +215,13 @@ def test_irfftn_of_a_padded_spectrum_with_s_returns_the_real_length():
     plan = pfft.plan(u.shape, u.dtype, mesh, kind="r2c", spectrum="padded")
     k = plan.forward(u)
     assert k.shape[2] > 12 // 2 + 1                      # padded to a multiple of 2
-    y = pfft.irfftn(k, s=u.shape)
+    y = pfft.irfftn(k, s=u.shape, axes=(0, 1, 2))
     assert y.shape == u.shape and rel_err(y, u) <= 1e-12
     other = pfft.plan((12, 12, 13), u.dtype, mesh, kind="r2c", spectrum="padded")
     assert other.out_shape == k.shape and other.out_sharding.is_equivalent_to(k.sharding, 3)
     w = np.random.default_rng(4).standard_normal((12, 12, 13))
-    assert rel_err(pfft.irfftn(other.forward(w), s=w.shape), w) <= 1e-12
-    assert rel_err(pfft.irfftn(k, s=u.shape), u) <= 1e-12
+    assert rel_err(pfft.irfftn(other.forward(w), s=w.shape, axes=(0, 1, 2)), w) <= 1e-12
+    assert rel_err(pfft.irfftn(k, s=u.shape, axes=(0, 1, 2)), u) <= 1e-12
     assert pfft.irfftn(k).shape == (12, 12, 2 * (k.shape[2] - 1))      # numpy's
 
 
@@ -327,7 +327,7 @@ def test_round_trips_on_an_auto_mesh_compile_to_the_planned_exchanges_only():
     c = pfft.plan(u.shape, np.complex128, mesh)
     r = pfft.plan(u.shape, u.dtype, mesh, kind="r2c")
     for fn, plan in ((lambda a: pfft.ifftn(pfft.fftn(a, mesh=mesh), mesh=mesh), c),
-                     (lambda a: pfft.irfftn(pfft.rfftn(a, mesh=mesh), s=u.shape, mesh=mesh), r)):
+                     (lambda a: pfft.irfftn(pfft.rfftn(a, mesh=mesh), s=u.shape, axes=(0, 1, 2), mesh=mesh), r)):
         got = _collective_count(fn, x)
         want = {op: plan.collectives()[op] + plan.collectives(reverse=True)[op]
                 for op in ("all-to-all", "collective-permute", "all-gather")}
@@ -348,7 +348,7 @@ def test_a_particle_mesh_force_step_on_an_auto_mesh_adds_no_exchanges():
         rk = pfft.rfftn(r, mesh=mesh)
         k2 = sum(k * k for k in ks)
         pot = jnp.where(k2 > 0, -rk / jnp.where(k2 > 0, k2, 1.0), 0)
-        return [pfft.irfftn(-1j * k * pot, s=rho.shape, mesh=mesh) for k in ks]
+        return [pfft.irfftn(-1j * k * pot, s=rho.shape, axes=(0, 1, 2), mesh=mesh) for k in ks]
 
     x = pfft.device_put(rho, mesh)
     got = _collective_count(forces, x)

@@ -26,7 +26,7 @@ def test_round_trips_are_the_identity(shape, grid, dtype, seed):
     x = random_array(rng, shape, dtype)
     assert rel_err(pfft.ifftn(pfft.fftn(x, mesh=mesh)), x) <= TOL[dtype]
     r = random_array(rng, shape, _real(dtype))
-    assert rel_err(pfft.irfftn(pfft.rfftn(r, mesh=mesh), s=shape), r) <= TOL[dtype]
+    assert rel_err(pfft.irfftn(pfft.rfftn(r, mesh=mesh), s=shape, axes=(0, 1, 2)), r) <= TOL[dtype]
 
 
 @settings(max_examples=20)

@@ -145,7 +145,7 @@ def test_irfftn_of_any_spectrum_matches_numpy(shape, grid, s, norm, seed):
     if s is None and shape[-1] == 1:
         s = shape[:2] + (1,)              # numpy cannot default to zero points
     want = np.fft.irfftn(k, s=s, axes=(0, 1, 2), norm=norm)
-    got = pfft.irfftn(pfft.device_put(k, pfft.make_mesh(grid)), s=s, norm=norm)
+    got = pfft.irfftn(pfft.device_put(k, pfft.make_mesh(grid)), s=s, axes=(0, 1, 2), norm=norm)
     assert got.shape == want.shape
     assert rel_err(got, want) <= 1e-12
 
@@ -163,7 +163,7 @@ def test_rfftn_round_trip_comes_back_in_the_input_sharding(grid, n):
     parts = 1 if split is None else mesh.shape[split]
     assert (n // 2 + 1) % parts == 0
     assert all(sh.data.shape[2] == (n // 2 + 1) // parts for sh in k.addressable_shards)
-    y = pfft.irfftn(k, s=x.shape)
+    y = pfft.irfftn(k, s=x.shape, axes=(0, 1, 2))
     assert y.sharding.is_equivalent_to(xs.sharding, 3)
     assert rel_err(y, x) <= 1e-12
 
@@ -182,13 +182,13 @@ def test_round_trips_come_back_where_out_sharding_says_and_loop_as_a_carry(axis_
     x = rng.standard_normal((8, 12, 10))
     for spec in (P(None, "b", "a"), P("a", "b", None), P("b", None, "a")):
         xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
-        y = pfft.irfftn(pfft.rfftn(xs), s=x.shape, out_sharding=xs.sharding)
+        y = pfft.irfftn(pfft.rfftn(xs), s=x.shape, axes=(0, 1, 2), out_sharding=xs.sharding)
         assert y.sharding.is_equivalent_to(xs.sharding, 3), (spec, y.sharding)
         assert rel_err(y, x) <= 1e-12
         z = pfft.ifftn(pfft.fftn(xs), out_sharding=spec)
         assert z.sharding.is_equivalent_to(xs.sharding, 3) and rel_err(z, x) <= 1e-12
     default = pfft.device_put(x, mesh)                 # without out_sharding: the default
-    y = pfft.irfftn(pfft.rfftn(default), s=x.shape)
+    y = pfft.irfftn(pfft.rfftn(default), s=x.shape, axes=(0, 1, 2))
     assert y.sharding.is_equivalent_to(default.sharding, 3) and rel_err(y, x) <= 1e-12
     x4 = rng.standard_normal((4, 8, 6, 12))
     xs4 = jax.device_put(x4, jax.sharding.NamedSharding(mesh, P(None, "a", None, "b")))
@@ -196,7 +196,7 @@ def test_round_trips_come_back_where_out_sharding_says_and_loop_as_a_carry(axis_
     assert z4.sharding.is_equivalent_to(xs4.sharding, 4) and rel_err(z4, x4) <= 1e-12
     # a time step as users write it: spectral filter, the field as the loop's carry
     xs = jax.device_put(x, jax.sharding.NamedSharding(mesh, P(None, "b", "a")))
-    step = lambda i, u: pfft.irfftn(pfft.rfftn(u, mesh=mesh) * 0.5, s=u.shape, mesh=mesh,
+    step = lambda i, u: pfft.irfftn(pfft.rfftn(u, mesh=mesh) * 0.5, s=u.shape, axes=(0, 1, 2), mesh=mesh,
                                     out_sharding=P(None, "b", "a"))
     out = jax.jit(lambda u: jax.lax.fori_loop(0, 3, step, u))(xs)
     assert rel_err(out, x / 8) <= 1e-12
@@ -247,7 +247,7 @@ def test_irfftn_takes_a_padded_spectrum_back_with_s_and_is_numpy_without():
     padded = pfft.plan(r.shape, np.float64, mesh, kind="r2c", spectrum="padded")
     k = padded.forward(r)
     assert k.shape != np.fft.rfftn(r).shape              # (16, 8, 4): axis 0 padded too
-    assert rel_err(pfft.irfftn(k, s=r.shape), r) <= 1e-12
+    assert rel_err(pfft.irfftn(k, s=r.shape, axes=(0, 1, 2)), r) <= 1e-12
     assert rel_err(padded.backward(k), r) <= 1e-12
     assert pfft.irfftn(k).shape == (16, 8, 6)            # numpy's lengths
     # a real (16, 16, 22) field's numpy spectrum has the shape and sharding of a
@@ -292,7 +292,7 @@ def test_padded_spectrum_saves_an_all_to_all_and_irfftn_takes_it_back(grid):
     assert rel_err(got[..., :7], want) <= 1e-6
     assert np.all(got[..., 7:] == 0)                    # the padding holds zeros
     assert rel_err(plan.backward(k), x) <= 1e-6
-    assert rel_err(pfft.irfftn(k, s=x.shape), x) <= 1e-6    # numpy would crop it too
+    assert rel_err(pfft.irfftn(k, s=x.shape, axes=(0, 1, 2)), x) <= 1e-6    # numpy would crop it too
     # wavenumbers that match the padded pencil
     kx, ky, kz = plan.wavenumbers()
     assert kz.shape == (1, 1, plan.out_shape[2])
