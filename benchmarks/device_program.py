@@ -328,7 +328,7 @@ class Compiler:
         per ``key`` (what names ``fn``) and ``specs``."""
         key = tuple(key) + tuple(specs)
         if key not in self.helpers:
-            on = jax.sharding.SingleDeviceSharding(self.device)
+            on = jax.sharding.make_single_device_sharding(self.device)
             args = [jax.ShapeDtypeStruct(s, d, sharding=on) for s, d in specs]
             lowered = jax.jit(fn, out_shardings=on).lower(*args)
             self.helpers[key] = self.submit(lowered)

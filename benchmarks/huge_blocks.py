@@ -227,12 +227,12 @@ def _transform(case: Case, shape, mesh, device):
         fn = {"fftn": jnp.fft.fftn, "ifftn": jnp.fft.ifftn, "rfftn": jnp.fft.rfftn,
               "ifft axis 2": lambda x: jnp.fft.ifft(x, axis=2),
               "irfftn": lambda x: jnp.fft.irfftn(x, s=shape)}[op]
-        return jax.jit(fn), jax.sharding.SingleDeviceSharding(device), "jnp.fft"
+        return jax.jit(fn), jax.sharding.make_single_device_sharding(device), "jnp.fft"
     if runner == "default":
         fn = {"fftn": pfft.fftn, "ifftn": pfft.ifftn, "rfftn": pfft.rfftn,
               "ifft axis 2": lambda x: pfft.ifft(x, axis=2),
-              "irfftn": lambda x: pfft.irfftn(x, s=shape)}[op]
-        return (fn, jax.sharding.SingleDeviceSharding(device),
+              "irfftn": lambda x: pfft.irfftn(x, s=shape, axes=tuple(range(len(shape))))}[op]
+        return (fn, jax.sharding.make_single_device_sharding(device),
                 choice.engine_for_plan(None, [device]).name)
     kw = dict(kind="r2c") if case.real else dict(axes=(2,)) if op == "ifft axis 2" else {}
     dtype = np.float32 if case.real else np.complex64

@@ -206,7 +206,7 @@ def _build(case: Case, engine) -> None:
 def _lower(case: Case, device):
     """Trace ``case``'s program (kept and donated) for ``device``; record its transfers
     and, for the per-stage engine, which engine each FFT stage runs."""
-    on = jax.sharding.SingleDeviceSharding(device)
+    on = jax.sharding.make_single_device_sharding(device)
     specs = (jax.ShapeDtypeStruct(case.chain.in_layout.local_shape, case.in_dtype,
                                   sharding=on),
              jax.ShapeDtypeStruct((), np.bool_, sharding=on))

@@ -174,7 +174,7 @@ def prepare(transform: Transform, variant: Variant, in_dtype, comp: Compiler,
     block and measure its floor. A floor that cannot be prepared is marked (that figure
     only, reported with ``name``, the case's); a step that cannot be traced alone,
     where the whole program traced it, raises."""
-    on = jax.sharding.SingleDeviceSharding(comp.device)
+    on = jax.sharding.make_single_device_sharding(comp.device)
     flag = jax.ShapeDtypeStruct((), np.bool_, sharding=on)
     specs = step_specs(transform, variant, in_dtype)
     stages = []

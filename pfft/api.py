@@ -346,6 +346,7 @@ def _conj(x):
 
 
 _ONE_AXIS_DOC = """
+
     Parameters
     ----------
     a

@@ -51,11 +51,13 @@ def norm_scale(norm: str, inverse: bool, n: int) -> float:
     return 1.0 / n if (norm == "forward") != inverse else 1.0
 
 
-def complex_dtype(dtype) -> np.dtype:
+def complex_dtype(dtype, where: str = "pfft") -> np.dtype:
     """The complex dtype a transform of ``dtype`` computes in (numpy's promotion).
 
     float32/float16/bfloat16 give complex64, float64 complex128, integers and bools
     the default complex dtype (complex128 with ``jax_enable_x64``, else complex64).
+    Long doubles (float128, complex256) have no JAX type: a ``TypeError`` naming
+    ``where`` (the function called).
     """
     dtype = np.dtype(dtype)
     if np.issubdtype(dtype, np.complexfloating):
@@ -67,10 +69,11 @@ def complex_dtype(dtype) -> np.dtype:
     elif np.issubdtype(dtype, np.integer) or dtype == np.bool_:
         out = np.dtype(np.complex128)
     else:
-        raise TypeError(f"pfft: cannot transform an array of dtype {dtype}; "
+        raise TypeError(f"{where}: cannot transform an array of dtype {dtype}; "
                         f"numeric (bool, int, float or complex) dtypes are accepted")
-    if out not in (np.complex64, np.complex128):
-        raise TypeError(f"pfft: unsupported dtype {dtype}")
+    if out not in (np.complex64, np.complex128) or (dtype.kind == "f" and dtype.itemsize > 8):
+        raise TypeError(f"{where}: dtype {dtype} has no JAX type (JAX computes in at most "
+                        f"64-bit floats); cast the array to float64 or complex128 first")
     return np.dtype(jax.dtypes.canonicalize_dtype(out))
 
 
@@ -229,7 +232,7 @@ def cook_nd(s, axes, shape, where: str, rules: AxesRules = NUMPY_RULES):
         elif n == -1:
             n = shape[a]
         if n < 1:
-            raise ValueError(f"{where}: invalid number of FFT data points ({n}) specified "
+            raise ValueError(f"{where}: Invalid number of FFT data points ({n}) specified "
                              f"along axis {a} (s={s}; -1 keeps the axis's length)")
         out.append(n)
     return tuple(out), axes
@@ -260,7 +263,8 @@ def check_length(n, where: str, *, optional: bool = False) -> int | None:
         what = "an int or None" if optional else "an int"
         raise TypeError(f"{where}: n must be {what}, got {n!r}") from None
     if n < 1:
-        raise ValueError(f"{where}: invalid number of data points ({n}) specified")
+        raise ValueError(f"{where}: Invalid number of FFT data points ({n}) specified (numpy's "
+                         f"words; n must be at least 1)")
     return n
 
 

@@ -99,11 +99,11 @@ def prepare(x, s, axes, norm, mesh, where: str, rules: AxesRules = NUMPY_RULES):
     if x.ndim == 0:
         raise ValueError(f"{where}: cannot transform a 0-d array")
     s, axes = cook_nd(s, axes, x.shape, where, rules)
-    complex_dtype(x.dtype)                               # reject bad dtypes early
+    complex_dtype(x.dtype, where)                        # reject bad dtypes early
     if s is None:
         for a in axes:
             if x.shape[a] < 1:
-                raise ValueError(f"{where}: invalid number of data points (0) along axis "
+                raise ValueError(f"{where}: Invalid number of FFT data points (0) along axis "
                                  f"{a} of an array of shape {tuple(x.shape)}; pass s to "
                                  f"zero-pad")
     check_mesh(mesh, where, x)

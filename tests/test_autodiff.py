@@ -28,7 +28,7 @@ def _transforms(mesh, shape):
         "fftn": (functools.partial(pfft.fftn, mesh=mesh), jnp.fft.fftn, "complex"),
         "ifftn": (functools.partial(pfft.ifftn, mesh=mesh), jnp.fft.ifftn, "complex"),
         "rfftn": (functools.partial(pfft.rfftn, mesh=mesh), jnp.fft.rfftn, "real"),
-        "irfftn": (functools.partial(pfft.irfftn, s=s, mesh=mesh),
+        "irfftn": (functools.partial(pfft.irfftn, s=s, axes=tuple(range(len(s))), mesh=mesh),
                    functools.partial(jnp.fft.irfftn, s=s), "half"),
     }
 

@@ -94,7 +94,7 @@ def test_no_warning_without_deprecated_forms():
 @pytest.mark.parametrize("s", [(0, 5), (-2, 5)])
 def test_lengths_below_one_fail_as_numpy(s):
     x = np.ones((4, 6))
-    with pytest.raises(ValueError, match="invalid number of FFT data points"):
+    with pytest.raises(ValueError, match="Invalid number of FFT data points"):
         pfft.fftn(x, s=s, axes=(0, 1))
     with pytest.raises(ValueError):
         np.fft.fftn(x, s=s, axes=(0, 1))
