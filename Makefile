@@ -47,17 +47,24 @@ CONSTRAINTS ?=
 PIP    := $(BIN)/pip install -q $(if $(CONSTRAINTS),-c $(abspath $(CONSTRAINTS)))
 OLDEST_PYTHON ?= python3.11
 # the tests the oldest jax runs in CI: what touches JAX's version-sensitive parts
-# (collectives and shard_map, shardings and mesh types, autodiff rules, shifts, the FFI),
+# (collectives and shard_map, shardings and mesh types, autodiff rules, shifts, the FFI,
+# dtype promotion, and numpy's and scipy's own FFT suites on the numpy and scipy it gets:
+# on one device without their thousands-of-shapes tests, and on the 2x4 mesh; the newest
+# end runs them all, on the 2x2 mesh too),
 # without MPI and the GPU engine's build (CI's time is the whole suite's on the newest)
 OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff_meshes.py \
 	tests/test_r2r_autodiff.py tests/test_shift.py tests/test_swap.py tests/test_layouts.py \
 	tests/test_engines.py tests/test_fftn.py tests/test_platforms.py tests/test_versions.py \
 	tests/test_memory.py tests/test_messages.py \
-	tests/test_x64_off.py
+	tests/test_x64_off.py tests/test_call_forms.py tests/test_sharding_errors.py \
+	tests/test_many_device_layouts.py tests/test_reference_suites.py \
+	tests/test_reference_suites_mesh2x4.py
 TESTS  ?= tests
 # what `make test` installs and builds before the tests (test-oldest: pfft alone)
 TEST_NEEDS ?= $(VENV)/.mpi kernels-cuda $(if $(NVCC_FOUND),wheel-cuda)
 STRICT_DEPRECATIONS ?= 1
+# 0: numpy's and scipy's thousands-of-shapes FFT tests left out on one device too
+REFERENCE_SHAPES ?= 1
 # mpi4jax's build takes an `nvcc` wrapper on PATH for a CUDA install; point it at the
 # real CUDA root where there is one, and build without CUDA where there is none.
 CUDA_ROOT := $(firstword $(wildcard /usr/local/cuda/include/cuda_runtime.h))
@@ -170,7 +177,7 @@ wheel-cuda: $(VENV)/.core
 TEST_WORKERS ?= 2
 test: $(TEST_NEEDS)
 	$(BIN)/python -m pfft | grep -E "^(python|versions|jax) "
-	PFFT_TEST_STRICT_DEPRECATIONS=$(STRICT_DEPRECATIONS) \
+	PFFT_TEST_STRICT_DEPRECATIONS=$(STRICT_DEPRECATIONS) PFFT_TEST_REFERENCE_SHAPES=$(REFERENCE_SHAPES) \
 	PFFT_CUDA_WHEEL=$(if $(filter wheel-cuda,$(TEST_NEEDS)),$(abspath $(CUDA_WHEEL))) \
 		$(BIN)/python -m pytest -q -rs \
 		-n $(TEST_WORKERS) --dist loadfile --durations=25 $(TESTS)
@@ -180,7 +187,7 @@ test-oldest:
 	$(MAKE) test VENV=.venv-oldest PYTHON=$(OLDEST_PYTHON) CONSTRAINTS=.ci/oldest.txt \
 		TESTS="$(if $(filter command line,$(origin TESTS)),$(TESTS),$(OLDEST_TESTS))" \
 		TEST_NEEDS="$(if $(filter command line,$(origin TESTS)),.venv-oldest/.mpi,.venv-oldest/.core)" \
-		STRICT_DEPRECATIONS=0
+		STRICT_DEPRECATIONS=0 REFERENCE_SHAPES=0
 
 docs: $(VENV)/.core
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
