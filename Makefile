@@ -48,17 +48,16 @@ PIP    := $(BIN)/pip install -q $(if $(CONSTRAINTS),-c $(abspath $(CONSTRAINTS))
 OLDEST_PYTHON ?= python3.11
 # the tests the oldest jax runs in CI: what touches JAX's version-sensitive parts
 # (collectives and shard_map, shardings and mesh types, autodiff rules, shifts, the FFI,
-# dtype promotion, and numpy's and scipy's own FFT suites on the numpy and scipy it gets:
-# on one device without their thousands-of-shapes tests, and on the 2x4 mesh; the newest
-# end runs them all, on the 2x2 mesh too),
+# dtype promotion, and numpy's and scipy's own FFT suites on the numpy and scipy it gets,
+# on one device without their thousands-of-shapes tests; the newest end runs them all,
+# on the 2x2 and 2x4 meshes too: CI's two ends within its time),
 # without MPI and the GPU engine's build (CI's time is the whole suite's on the newest)
 OLDEST_TESTS ?= tests/test_axis_orders.py tests/test_autodiff_meshes.py \
 	tests/test_r2r_autodiff.py tests/test_shift.py tests/test_swap.py tests/test_layouts.py \
 	tests/test_engines.py tests/test_fftn.py tests/test_platforms.py tests/test_versions.py \
 	tests/test_memory.py tests/test_messages.py \
 	tests/test_x64_off.py tests/test_call_forms.py tests/test_sharding_errors.py \
-	tests/test_many_device_layouts.py tests/test_reference_suites.py \
-	tests/test_reference_suites_mesh2x4.py
+	tests/test_many_device_layouts.py tests/test_reference_suites.py
 TESTS  ?= tests
 # what `make test` installs and builds before the tests (test-oldest: pfft alone)
 TEST_NEEDS ?= $(VENV)/.mpi kernels-cuda $(if $(NVCC_FOUND),wheel-cuda)
