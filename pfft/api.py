@@ -18,11 +18,10 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from . import split_fft
-from .arguments import (NUMPY_REAL_INVERSE_RULES, as_int_tuple, check_axis, check_call_options,
-                        check_length, check_norm, complex_dtype, norm_scale, normalize_axes,
-                        swapped_norm)
+from .arguments import (NUMPY_REAL_INVERSE_RULES, as_int_tuple, check_call_options, check_norm,
+                        complex_dtype, norm_scale, normalize_axes, swapped_norm)
 from .grid import mesh_shape_of
-from .inputs import as_array, keep_layout, prepare, resize, start_layout
+from .inputs import as_array, keep_layout, prepare, prepare_one_axis, resize, start_layout
 from .inverse import comes_back, inverse as run_inverse, inverse_real
 from .layout import default_layout
 from .mesh_plan import Plan, ReplicationWarning, get_plan, idle_mesh_axes_text
@@ -326,13 +325,8 @@ def device_put(x, mesh: Mesh | None, *, axes: Sequence[int] | None = None) -> ja
 def _one_axis(body, x, n, axis, norm, mesh, out_sharding, call: _Call):
     """A 1-D transform: ``body`` (one of the n-D transforms' bodies) over ``(axis,)``,
     then back into ``x``'s sharding (numpy's layout) where the result fits in it."""
-    where = call.where
-    x = as_array(x)
-    if x.ndim == 0:
-        raise ValueError(f"{where}: cannot transform a 0-d array")
-    axis = check_axis(axis, x.ndim, where)
-    n = check_length(n, where, optional=True)
-    check_norm(norm, where)
+    x, axis, n = prepare_one_axis(x, n, axis, call.where)
+    check_norm(norm, call.where)
     y = body(x, None if n is None else (n,), (axis,), norm, mesh, out_sharding, call)
     if out_sharding is not None or (body is _irfftn
                                     and comes_back(x, y, (axis,), norm, mesh)):

@@ -16,7 +16,8 @@ import numpy as np
 __all__ = ["NORMS", "SPECTRA", "PLAN_KINDS", "check_norm", "swapped_norm", "complex_dtype",
            "normalize_axes",
            "cook_nd", "AxesRules", "NUMPY_RULES", "NUMPY_REAL_INVERSE_RULES", "SCIPY_RULES",
-           "as_int_tuple", "casts_without_loss", "norm_scale", "check_plan_options", "check_shape", "check_cast",
+           "as_int_tuple", "casts_without_loss", "norm_scale", "check_plan_options",
+           "check_shape", "check_cast",
            "check_dealiasing", "check_tune", "TUNE_MODES", "R2R_KINDS", "AXIS_KINDS",
            "check_kinds", "check_plan_kinds", "r2r_dtype", "check_workers", "check_call_options",
            "caller_stacklevel"]

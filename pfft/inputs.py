@@ -15,12 +15,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from .arguments import NUMPY_RULES, AxesRules, check_norm, complex_dtype, cook_nd
+from .arguments import (NUMPY_RULES, AxesRules, check_axis, check_length, check_norm,
+                        complex_dtype, cook_nd)
 from .grid import mesh_shape_of
 from .layout import Layout, default_layout, layout_from_spec, names_of, split_entry
 from .sharding import check_mesh, is_tracer, mesh_of, place, spec_of
 
-__all__ = ["as_array", "prepare", "resize", "layout_of", "start_layout", "keep_layout"]
+__all__ = ["as_array", "prepare", "prepare_one_axis", "resize", "layout_of", "start_layout",
+           "keep_layout"]
 
 
 def as_array(x):
@@ -110,6 +112,17 @@ def prepare(x, s, axes, norm, mesh, where: str, rules: AxesRules = NUMPY_RULES):
     if mesh is None:
         mesh = mesh_of(x)
     return x, s, axes, norm, mesh
+
+
+def prepare_one_axis(x, n, axis, where: str):
+    """A 1-D transform's array, ``axis`` and ``n``, checked as numpy's and scipy's 1-D
+    functions check them: not a 0-d array, ``axis`` in range (numpy's ``AxisError``),
+    ``n`` a positive int or ``None``."""
+    x = as_array(x)
+    if x.ndim == 0:
+        raise ValueError(f"{where}: cannot transform a 0-d array")
+    axis = check_axis(axis, x.ndim, where)
+    return x, axis, check_length(n, where, optional=True)
 
 
 def keep_layout(y, x, mesh):

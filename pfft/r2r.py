@@ -17,9 +17,9 @@ from typing import NamedTuple, Sequence
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .arguments import (SCIPY_RULES, check_axis, check_length, check_orthogonalize, check_overwrite_x,
-                        check_workers, r2r_dtype)
-from .inputs import as_array, keep_layout, prepare, resize, start_layout
+from .arguments import (SCIPY_RULES, check_orthogonalize, check_overwrite_x, check_workers,
+                        r2r_dtype)
+from .inputs import keep_layout, prepare, prepare_one_axis, resize, start_layout
 from .inverse import inverse
 from .mesh_plan import get_plan
 from .problem import Problem
@@ -197,11 +197,7 @@ idstn.__doc__ = _doc(
 def _r2r1(x, fn: _Function, n, axis, norm, orthogonalize, mesh, out_sharding) -> jax.Array:
     """A 1-D transform: :func:`_r2rn` over ``(axis,)`` with ``s=(n,)``, then back into
     ``x``'s sharding where the result fits in it (as :func:`pfft.fft` does)."""
-    x = as_array(x)
-    if x.ndim == 0:
-        raise ValueError(f"{fn.where}: cannot transform a 0-d array")
-    axis = check_axis(axis, x.ndim, fn.where)
-    n = check_length(n, fn.where, optional=True)
+    x, axis, n = prepare_one_axis(x, n, axis, fn.where)
     y = _r2rn(x, fn, None if n is None else (n,), (axis,), norm, orthogonalize, mesh,
               out_sharding)
     return y if out_sharding is not None else keep_layout(y, x, mesh)

@@ -304,7 +304,7 @@ def _dct3(x, xp):
     # V[k] = e^{+i pi k/2n} (x[k] - i x[n-k]): the DFT of Makhoul's reordering, times 2
     re = c * head + s * tail
     im = s * head - c * tail
-    v = _fft_of(xp).irfft(_complex(re, im, xp), n, axis=-1) * n               # n * ifft: unnormalised
+    v = _fft_of(xp).irfft(_complex(re, im, xp), n, axis=-1) * n      # n * ifft: unnormalised
     return _interleaved(v.astype(x.dtype), x.ndim - 1, xp)
 
 

@@ -308,8 +308,8 @@ def _gradient(phi, axis, d, mesh, half):
     real = not jnp.iscomplexobj(phi)
 
     def one(a):
-        spectrum = _fourier_multiply(k, mesh, phi.shape, d, half, lambda *ks: jax.lax.complex(jnp.zeros_like(ks[a]), ks[a]),
-                                     zero_nyquist=True)
+        i_k = lambda *ks: jax.lax.complex(jnp.zeros_like(ks[a]), ks[a])      # i k_a
+        spectrum = _fourier_multiply(k, mesh, phi.shape, d, half, i_k, zero_nyquist=True)
         return _backward(spectrum, phi.shape, real, mesh, half)
     if axis is None:
         return tuple(one(a) for a in range(3))
